@@ -1,0 +1,150 @@
+//! Configuration read from `CAIRN_*` environment variables, with one clear
+//! error per missing or invalid variable.
+
+use std::{fmt::Display, net::SocketAddr, str::FromStr, time::Duration};
+
+/// A variable that is missing or cannot be parsed.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{name} is required: {hint}")]
+    Missing { name: &'static str, hint: &'static str },
+    #[error("{name} is invalid ({value:?}): {reason}")]
+    Invalid {
+        name: &'static str,
+        value: String,
+        reason: String,
+    },
+}
+
+/// Source of variables; the process environment in production, a map in tests.
+pub trait Env {
+    fn get(&self, name: &str) -> Option<String>;
+}
+
+/// The process environment.
+pub struct ProcessEnv;
+
+impl Env for ProcessEnv {
+    fn get(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+    }
+}
+
+impl<const N: usize> Env for [(&str, &str); N] {
+    fn get(&self, name: &str) -> Option<String> {
+        self.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+    }
+}
+
+pub fn required(env: &dyn Env, name: &'static str, hint: &'static str) -> Result<String, ConfigError> {
+    env.get(name).ok_or(ConfigError::Missing { name, hint })
+}
+
+pub fn parsed<T>(env: &dyn Env, name: &'static str, default: T) -> Result<T, ConfigError>
+where
+    T: FromStr,
+    T::Err: Display,
+{
+    match env.get(name) {
+        None => Ok(default),
+        Some(value) => value.trim().parse().map_err(|e: T::Err| ConfigError::Invalid {
+            name,
+            value,
+            reason: e.to_string(),
+        }),
+    }
+}
+
+pub fn millis(env: &dyn Env, name: &'static str, default_ms: u64) -> Result<Duration, ConfigError> {
+    parsed(env, name, default_ms).map(Duration::from_millis)
+}
+
+/// Settings every process needs: where Postgres and Redis are.
+#[derive(Clone, Debug)]
+pub struct StoreConfig {
+    pub database_url: String,
+    pub redis_url: String,
+    pub database_max_connections: u32,
+}
+
+impl StoreConfig {
+    pub fn from_env(env: &dyn Env) -> Result<Self, ConfigError> {
+        let database_url = required(
+            env,
+            "CAIRN_DATABASE_URL",
+            "a Postgres URL such as postgres://cairn@127.0.0.1:5432/cairn",
+        )?;
+        if !database_url.starts_with("postgres://") && !database_url.starts_with("postgresql://") {
+            return Err(ConfigError::Invalid {
+                name: "CAIRN_DATABASE_URL",
+                value: database_url,
+                reason: "must start with postgres:// or postgresql://".into(),
+            });
+        }
+        let redis_url = env
+            .get("CAIRN_REDIS_URL")
+            .unwrap_or_else(|| "redis://127.0.0.1:6379".into());
+        if !redis_url.starts_with("redis://") && !redis_url.starts_with("rediss://") {
+            return Err(ConfigError::Invalid {
+                name: "CAIRN_REDIS_URL",
+                value: redis_url,
+                reason: "must start with redis:// or rediss://".into(),
+            });
+        }
+        Ok(Self {
+            database_url,
+            redis_url,
+            database_max_connections: parsed(env, "CAIRN_DATABASE_MAX_CONNECTIONS", 32)?,
+        })
+    }
+}
+
+/// The listen address, validated.
+pub fn listen_addr(env: &dyn Env, name: &'static str, default: &str) -> Result<SocketAddr, ConfigError> {
+    let value = env.get(name).unwrap_or_else(|| default.to_string());
+    value
+        .parse()
+        .map_err(|e: std::net::AddrParseError| ConfigError::Invalid {
+            name,
+            value,
+            reason: e.to_string(),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_database_url_names_the_variable() {
+        let err = StoreConfig::from_env(&[("CAIRN_REDIS_URL", "redis://x")]).unwrap_err();
+        assert!(
+            err.to_string().contains("CAIRN_DATABASE_URL is required"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn invalid_values_are_reported_with_the_value() {
+        let err = StoreConfig::from_env(&[("CAIRN_DATABASE_URL", "mysql://x")]).unwrap_err();
+        assert!(err.to_string().contains("mysql://x"), "{err}");
+        let err = StoreConfig::from_env(&[
+            ("CAIRN_DATABASE_URL", "postgres://x"),
+            ("CAIRN_DATABASE_MAX_CONNECTIONS", "many"),
+        ])
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("CAIRN_DATABASE_MAX_CONNECTIONS is invalid"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn defaults_apply() {
+        let cfg = StoreConfig::from_env(&[("CAIRN_DATABASE_URL", "postgres://x/y")]).unwrap();
+        assert_eq!(cfg.redis_url, "redis://127.0.0.1:6379");
+        assert_eq!(cfg.database_max_connections, 32);
+        assert!(listen_addr(&[("A", "nope")], "A", "0.0.0.0:1").is_err());
+    }
+}

@@ -1,0 +1,12 @@
+//! Code shared by Cairn's processes: configuration, database access and
+//! migrations, the token format, job types and wake-ups, and privacy filters.
+
+pub mod auth;
+pub mod bootstrap;
+pub mod config;
+pub mod db;
+pub mod jobs;
+pub mod privacy;
+pub mod telemetry;
+pub mod tenancy;
+pub mod time;

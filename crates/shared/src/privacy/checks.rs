@@ -1,0 +1,234 @@
+//! Vetoes for secret-rule hits that are clearly not secrets (placeholders, booleans, code).
+
+/// Extra test a rule's hit must pass before it is redacted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Check {
+    /// The pattern alone is specific enough.
+    Always,
+    /// Not a variable reference or mask such as `$TOKEN`, `${X}`, `<your-key>`, `****`.
+    NotPlaceholder,
+    /// Not a placeholder, and random-looking: has a digit, or is long and mixed-case.
+    RandomLooking,
+    /// `NAME=value` style: NAME really names a secret and the value is a real value.
+    EnvValue,
+    /// Like `EnvValue`, and the value does not look like a type or code (`token: String,`).
+    YamlValue,
+}
+
+/// Words that make a variable, key or field name secret-bearing (upper case).
+const NAME_KEYWORDS: &[&str] = &[
+    "SECRET",
+    "TOKEN",
+    "PASSWORD",
+    "PASSWD",
+    "PWD",
+    "APIKEY",
+    "API_KEY",
+    "API-KEY",
+    "ACCESSKEY",
+    "ACCESS_KEY",
+    "ACCESS-KEY",
+    "PRIVATEKEY",
+    "PRIVATE_KEY",
+    "PRIVATE-KEY",
+    "CREDENTIAL",
+    "AUTH",
+];
+
+/// Name parts that contain a keyword but are not secrets (`GIT_AUTHOR_NAME`, `max_tokens`).
+const NAME_FALSE_FRIENDS: &[&str] = &["AUTHOR", "TOKENIZER", "TOKENS"];
+
+/// Values that carry no secret whatever the name says.
+const TRIVIAL_VALUES: &[&str] = &[
+    "true",
+    "false",
+    "null",
+    "nil",
+    "none",
+    "yes",
+    "no",
+    "on",
+    "off",
+    "undefined",
+    "required",
+    "optional",
+];
+
+/// Type names that follow `name:` in code rather than in YAML.
+const TYPE_WORDS: &[&str] = &[
+    "string", "str", "number", "boolean", "bool", "int", "integer", "float", "any", "unknown", "bytes",
+    "object", "dict", "list", "usize", "u64", "u32", "i64", "i32", "void",
+];
+
+pub(super) fn accept(check: Check, name: &str, value: &str) -> bool {
+    match check {
+        Check::Always => true,
+        Check::NotPlaceholder => !is_placeholder(value),
+        Check::RandomLooking => !is_placeholder(value) && looks_random(value),
+        Check::EnvValue => env_value(name, value),
+        Check::YamlValue => env_value(name, value) && !looks_like_code(value),
+    }
+}
+
+/// True when a key or variable name denotes a secret (`DB_PASSWORD`, `apiKey`,
+/// `"client_secret"`), but not `PWD`, `GIT_AUTHOR_NAME` or `max_tokens`.
+pub(super) fn is_sensitive_name(name: &str) -> bool {
+    let mut upper = name.trim().to_ascii_uppercase();
+    if upper == "PWD" || upper == "OLDPWD" {
+        return false;
+    }
+    if upper.contains("AUTHORI") {
+        // AUTHORIZATION / AUTHORISE are credentials, unlike AUTHOR.
+        upper = upper.replace("AUTHORI", "AUTH ");
+    }
+    for friend in NAME_FALSE_FRIENDS {
+        if upper.contains(friend) {
+            upper = upper.replace(friend, " ");
+        }
+    }
+    NAME_KEYWORDS.iter().any(|k| upper.contains(k))
+}
+
+/// True when a value under a sensitive name is worth redacting.
+pub(super) fn is_secret_value(name: &str, value: &str) -> bool {
+    let value = value.trim();
+    !value.is_empty()
+        && !TRIVIAL_VALUES.iter().any(|t| value.eq_ignore_ascii_case(t))
+        && !is_placeholder(value)
+        && !value.eq_ignore_ascii_case(name.trim())
+}
+
+fn env_value(name: &str, value: &str) -> bool {
+    is_sensitive_name(name) && is_secret_value(name, value)
+}
+
+fn is_placeholder(value: &str) -> bool {
+    let v = value.trim();
+    if let Some(rest) = v.strip_prefix('$') {
+        return rest.starts_with('{')
+            || rest.starts_with('(')
+            || rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    }
+    (v.starts_with('%') && v.ends_with('%') && v.len() > 2)
+        || (v.starts_with('<') && v.ends_with('>'))
+        || v.starts_with("{{")
+        || (!v.is_empty() && v.bytes().all(|b| matches!(b, b'*' | b'.' | b'x' | b'X' | b'#')))
+}
+
+fn looks_random(value: &str) -> bool {
+    let has = |f: fn(&u8) -> bool| value.as_bytes().iter().any(f);
+    has(u8::is_ascii_digit)
+        || (value.len() >= 20 && has(u8::is_ascii_uppercase) && has(u8::is_ascii_lowercase))
+}
+
+/// `String,`, `Option<T>`, `str`, `Token`, `foo();` — what follows `name:` in source code.
+fn looks_like_code(value: &str) -> bool {
+    let v = value.trim();
+    let camel_type = v.len() >= 2
+        && v.as_bytes()[0].is_ascii_uppercase()
+        && v.bytes().skip(1).all(|b| b.is_ascii_alphabetic())
+        && v.bytes().skip(1).any(|b| b.is_ascii_lowercase());
+    v.ends_with([',', ';', '{', '(', ')'])
+        || v.contains(['(', '<', '[', '{'])
+        || v.contains("::")
+        || v.starts_with('&')
+        || camel_type
+        || TYPE_WORDS.iter().any(|t| v.eq_ignore_ascii_case(t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sensitive_names() {
+        for name in [
+            "DB_PASSWORD",
+            "api_key",
+            "apiKey",
+            "X-API-KEY",
+            "GITHUB_TOKEN",
+            "client_secret",
+            "AWS_ACCESS_KEY_ID",
+            "private_key",
+            "DB_PASSWD",
+            "MYSQL_PWD",
+            "GOOGLE_CREDENTIALS",
+            "Authorization",
+            "proxy-authorisation",
+            "auth",
+            "spring.datasource.password",
+        ] {
+            assert!(is_sensitive_name(name), "{name}");
+        }
+        for name in [
+            "PWD",
+            "OLDPWD",
+            "GIT_AUTHOR_NAME",
+            "author",
+            "TOKENIZERS_PARALLELISM",
+            "max_tokens",
+            "input_tokens",
+            "NODE_ENV",
+            "PORT",
+            "key",
+            "",
+        ] {
+            assert!(!is_sensitive_name(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn placeholders_and_trivial_values_are_not_secrets() {
+        for value in [
+            "$API_KEY",
+            "${GITHUB_TOKEN}",
+            "$(pass show x)",
+            "$",
+            "%TOKEN%",
+            "<your-token>",
+            "{{ secrets.TOKEN }}",
+            "****",
+            "xxxxxxxx",
+            "true",
+            "FALSE",
+            "",
+            "  ",
+            "password",
+        ] {
+            assert!(!is_secret_value("password", value), "{value:?}");
+        }
+        for value in ["hunter2", "$2b$12$abcdefghijk", "s3cr3t!", "changeme"] {
+            assert!(is_secret_value("password", value), "{value:?}");
+        }
+    }
+
+    #[test]
+    fn code_values_are_vetoed_for_yaml_style() {
+        for value in [
+            "String,",
+            "Option<String>",
+            "str",
+            "Token",
+            "&str",
+            "get()",
+            "u32;",
+        ] {
+            assert!(!accept(Check::YamlValue, "token", value), "{value}");
+        }
+        for value in ["hunter2", "CHANGEME", "s3cr3t", "abc.def-ghi"] {
+            assert!(accept(Check::YamlValue, "password", value), "{value}");
+        }
+    }
+
+    #[test]
+    fn random_looking_values() {
+        assert!(accept(Check::RandomLooking, "", "abc123def456"));
+        assert!(accept(Check::RandomLooking, "", "abcdefghijKLMNOPqrstuv"));
+        assert!(!accept(Check::RandomLooking, "", "responsibilities"));
+        assert!(!accept(Check::RandomLooking, "", "$TOKEN"));
+        assert!(accept(Check::NotPlaceholder, "", "hunter2"));
+        assert!(!accept(Check::NotPlaceholder, "", "${DB_PASSWORD}"));
+        assert!(accept(Check::Always, "", ""));
+    }
+}

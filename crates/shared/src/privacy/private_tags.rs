@@ -1,0 +1,174 @@
+//! Removal of `<private>` spans and injected memory-context blocks before storage.
+//!
+//! Tags are matched case-insensitively and may carry attributes
+//! (`<cairn-context project="x">`). Spans nest: an inner opening tag needs its
+//! own closing tag, so `<private>a <private>b</private> c</private>` is removed
+//! whole. An opening tag that is never closed removes everything to the end of
+//! the string (fail closed). A closing tag with nothing open is left alone.
+
+use regex::Regex;
+
+/// Opening or closing tag; group 1 marks a closing tag, groups 2-4 the kind.
+const TAG_PATTERN: &str = r"(?i)<(/)?[ \t]*(?:(private)|(cairn-context)|(claude-mem-context))(?:\s[^<>]*)?>";
+
+#[derive(Debug, Clone)]
+pub(super) struct PrivateTags {
+    tag: Regex,
+}
+
+impl PrivateTags {
+    pub(super) fn new() -> Self {
+        Self {
+            tag: Regex::new(TAG_PATTERN).expect("private tag pattern must compile"),
+        }
+    }
+
+    /// The text without its private spans and how many spans were removed,
+    /// or `None` when there was nothing to remove (no allocation then).
+    pub(super) fn strip(&self, text: &str) -> Option<(String, u32)> {
+        if !text.as_bytes().contains(&b'<') {
+            return None;
+        }
+        let mut out = String::new();
+        let mut copied_to = 0;
+        let mut open: Vec<usize> = Vec::new();
+        let mut span_start = 0;
+        let mut spans = 0u32;
+        for caps in self.tag.captures_iter(text) {
+            let Some(tag) = caps.get(0) else { continue };
+            let kind = (2..=4).find(|i| caps.get(*i).is_some()).unwrap_or(2);
+            if caps.get(1).is_none() {
+                if open.is_empty() {
+                    span_start = tag.start();
+                }
+                open.push(kind);
+            } else if let Some(pos) = open.iter().rposition(|k| *k == kind) {
+                open.truncate(pos);
+                if open.is_empty() {
+                    out.push_str(&text[copied_to..span_start]);
+                    copied_to = tag.end();
+                    spans = spans.saturating_add(1);
+                }
+            }
+        }
+        if !open.is_empty() {
+            out.push_str(&text[copied_to..span_start]);
+            copied_to = text.len();
+            spans = spans.saturating_add(1);
+        }
+        if spans == 0 {
+            return None;
+        }
+        out.push_str(&text[copied_to..]);
+        Some((out, spans))
+    }
+
+    /// True when the text has content and only whitespace is left outside private spans.
+    pub(super) fn is_entirely_private(&self, text: &str) -> bool {
+        match self.strip(text) {
+            Some((rest, _)) => rest.trim().is_empty(),
+            None => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strip(text: &str) -> (String, u32) {
+        PrivateTags::new()
+            .strip(text)
+            .unwrap_or_else(|| (text.to_string(), 0))
+    }
+
+    #[test]
+    fn removes_several_spans_non_greedily() {
+        let (out, n) = strip("a <private>one</private> b <private>two</private> c");
+        assert_eq!(out, "a  b  c");
+        assert_eq!(n, 2);
+    }
+
+    #[test]
+    fn is_case_insensitive_and_multiline() {
+        let (out, n) = strip("keep\n<PRIVATE>line 1\nline 2\n</Private>\nalso <pRiVaTe >x</private > kept");
+        assert_eq!(out, "keep\n\nalso  kept");
+        assert_eq!(n, 2);
+    }
+
+    #[test]
+    fn nested_looking_spans_are_removed_whole() {
+        let (out, n) = strip("a <private>x <private>y</private> z</private> b");
+        assert_eq!(out, "a  b");
+        assert_eq!(n, 1);
+        assert!(!out.contains('z'));
+    }
+
+    #[test]
+    fn unclosed_tag_removes_to_the_end() {
+        let (out, n) = strip("public part <private>secret\nmore secret");
+        assert_eq!(out, "public part ");
+        assert_eq!(n, 1);
+        let (out, n) = strip("x<private>a</private>y<private>b <private>c</private>");
+        assert_eq!(out, "xy");
+        assert_eq!(n, 2);
+    }
+
+    #[test]
+    fn context_blocks_are_removed_and_counted() {
+        let text = "before <cairn-context project=\"p\">\nmemory\n</cairn-context> mid \
+                    <claude-mem-context>old</CLAUDE-MEM-CONTEXT> after";
+        let (out, n) = strip(text);
+        assert_eq!(out, "before  mid  after");
+        assert_eq!(n, 2);
+        let (out, n) = strip("<cairn-context>a <private>b</private> c</cairn-context>d");
+        assert_eq!(out, "d");
+        assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn lookalike_and_stray_tags_are_left_alone() {
+        for text in [
+            "<privateer>ahoy</privateer>",
+            "<private-notes>x</private-notes>",
+            "a < b and c > d",
+            "stray </private> closing",
+            "html <p>para</p> and generics Vec<private::T>",
+            "",
+            "<",
+            "<private",
+        ] {
+            assert_eq!(PrivateTags::new().strip(text), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn mismatched_close_ends_the_outer_span() {
+        let (out, n) = strip("<private>a <cairn-context>b</private>c");
+        assert_eq!(out, "c");
+        assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn multibyte_text_around_tags_survives() {
+        let (out, n) = strip("日本<private>秘密🦀</private>語é");
+        assert_eq!(out, "日本語é");
+        assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn entirely_private_cases() {
+        let t = PrivateTags::new();
+        assert!(t.is_entirely_private("<private>x</private>  "));
+        assert!(t.is_entirely_private("  <private>a</private>\n<PRIVATE>b</PRIVATE>\t"));
+        assert!(t.is_entirely_private("<private>unclosed"));
+        assert!(t.is_entirely_private("<private></private>"));
+        assert!(t.is_entirely_private("<cairn-context>injected</cairn-context>"));
+        assert!(!t.is_entirely_private(""));
+        assert!(!t.is_entirely_private("   "));
+        assert!(!t.is_entirely_private("plain text"));
+        assert!(!t.is_entirely_private("<private>x</private> y"));
+        assert!(!t.is_entirely_private("y <private>x</private>"));
+        assert!(!t.is_entirely_private("</private>"));
+    }
+}

@@ -1,0 +1,159 @@
+//! Secret redaction engine: one `RegexSet` scan, then replacement by the matching rules only.
+
+use regex::{Regex, RegexSet};
+
+use super::checks::{self, Check};
+use super::report::FilterReport;
+use super::secrets::RULES;
+
+/// Strings shorter than this cannot hold any secret the rules know.
+pub(super) const MIN_REDACT_LEN: usize = 8;
+
+/// Upper bound on redaction rounds; each round after the first is rare and
+/// only happens when a round changed something.
+const MAX_ROUNDS: usize = 4;
+
+/// Start of every replacement. A captured value that starts with it is
+/// already redacted and left alone. Assignment-style rules (`Check::EnvValue`,
+/// `Check::YamlValue`) also leave values that merely contain one
+/// (`"token": "Bearer [REDACTED:jwt]"`), so one secret is counted once.
+pub(super) const MARKER_PREFIX: &str = "[REDACTED:";
+
+#[derive(Debug, Clone)]
+struct CompiledRule {
+    kind: &'static str,
+    regex: Regex,
+    check: Check,
+    /// Capture groups named `v1`, `v2`, ...: the part to replace.
+    value_groups: Vec<usize>,
+    /// Capture group named `name`, handed to the check.
+    name_group: Option<usize>,
+}
+
+/// The compiled rule table. Cheap to share: regexes are `Send + Sync`.
+#[derive(Debug, Clone)]
+pub(super) struct SecretRedactor {
+    any: RegexSet,
+    rules: Vec<CompiledRule>,
+}
+
+impl SecretRedactor {
+    pub(super) fn new() -> Self {
+        let any =
+            RegexSet::new(RULES.iter().map(|r| r.pattern)).expect("secret rule table must compile as a set");
+        let rules = RULES
+            .iter()
+            .map(|r| {
+                let regex = Regex::new(r.pattern).expect("secret rule must compile");
+                let mut value_groups = Vec::new();
+                let mut name_group = None;
+                for (i, name) in regex.capture_names().enumerate() {
+                    match name {
+                        Some("name") => name_group = Some(i),
+                        Some(n) if n.starts_with('v') => value_groups.push(i),
+                        _ => {}
+                    }
+                }
+                CompiledRule {
+                    kind: r.kind,
+                    regex,
+                    check: r.check,
+                    value_groups,
+                    name_group,
+                }
+            })
+            .collect();
+        Self { any, rules }
+    }
+
+    /// The text with every secret replaced by `[REDACTED:<kind>]`, or `None`
+    /// when nothing was redacted. Clean text costs one scan and no allocation.
+    ///
+    /// A later rule can cut into text an earlier rule matched (a `.env` value
+    /// swallowing half of a PEM block), so rounds repeat until nothing
+    /// changes: the result is a fixed point and filtering twice is a no-op.
+    pub(super) fn redact(&self, text: &str, report: &mut FilterReport) -> Option<String> {
+        if text.len() < MIN_REDACT_LEN {
+            return None;
+        }
+        let mut current: Option<String> = None;
+        for _ in 0..MAX_ROUNDS {
+            let source = current.as_deref().unwrap_or(text);
+            let hits = self.any.matches(source);
+            if !hits.matched_any() {
+                break;
+            }
+            let mut changed: Option<String> = None;
+            for index in hits.iter() {
+                let Some(rule) = self.rules.get(index) else {
+                    continue;
+                };
+                let source = changed.as_deref().or(current.as_deref()).unwrap_or(text);
+                if let Some(next) = rule.apply(source, report) {
+                    changed = Some(next);
+                }
+            }
+            match changed {
+                Some(next) => current = Some(next),
+                None => break,
+            }
+        }
+        current
+    }
+}
+
+impl CompiledRule {
+    fn apply(&self, text: &str, report: &mut FilterReport) -> Option<String> {
+        let mut out = String::new();
+        let mut copied_to = 0;
+        let mut count = 0u32;
+        for caps in self.regex.captures_iter(text) {
+            let Some(whole) = caps.get(0) else { continue };
+            let secret = self
+                .value_groups
+                .iter()
+                .find_map(|i| caps.get(*i))
+                .unwrap_or(whole);
+            let value = secret.as_str();
+            let already_redacted = match self.check {
+                Check::EnvValue | Check::YamlValue => value.contains(MARKER_PREFIX),
+                _ => value.starts_with(MARKER_PREFIX),
+            };
+            if value.is_empty() || already_redacted || secret.start() < copied_to {
+                continue;
+            }
+            let name = self
+                .name_group
+                .and_then(|i| caps.get(i))
+                .map_or("", |m| m.as_str());
+            if !checks::accept(self.check, name, value) {
+                continue;
+            }
+            if out.is_empty() {
+                out.reserve(text.len());
+            }
+            out.push_str(&text[copied_to..secret.start()]);
+            push_marker(&mut out, self.kind);
+            copied_to = secret.end();
+            count = count.saturating_add(1);
+        }
+        if count == 0 {
+            return None;
+        }
+        out.push_str(&text[copied_to..]);
+        report.add_redactions(self.kind, count);
+        Some(out)
+    }
+}
+
+pub(super) fn push_marker(out: &mut String, kind: &str) {
+    out.push_str(MARKER_PREFIX);
+    out.push_str(kind);
+    out.push(']');
+}
+
+pub(super) fn marker(kind: &str) -> String {
+    let mut out = String::with_capacity(MARKER_PREFIX.len() + kind.len() + 1);
+    push_marker(&mut out, kind);
+    out
+}

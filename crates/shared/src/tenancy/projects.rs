@@ -1,0 +1,83 @@
+//! Projects: a team's repositories; everything agents post lives in one.
+
+use chrono::{DateTime, Utc};
+use sqlx::{PgExecutor, prelude::FromRow};
+use uuid::Uuid;
+
+#[derive(Clone, Debug, FromRow)]
+pub struct Project {
+    pub id: Uuid,
+    pub team_id: Uuid,
+    pub slug: String,
+    pub name: String,
+    pub settings: serde_json::Value,
+    pub created_at: DateTime<Utc>,
+}
+
+macro_rules! project_columns {
+    () => {
+        "id, team_id, slug, name, settings, created_at"
+    };
+}
+
+pub async fn create_project(
+    db: impl PgExecutor<'_>,
+    team_id: Uuid,
+    slug: &str,
+    name: &str,
+) -> sqlx::Result<Project> {
+    sqlx::query_as(concat!(
+        "INSERT INTO projects (id, team_id, slug, name) VALUES ($1, $2, $3, $4) RETURNING ",
+        project_columns!(),
+        ""
+    ))
+    .bind(Uuid::now_v7())
+    .bind(team_id)
+    .bind(slug)
+    .bind(name)
+    .fetch_one(db)
+    .await
+}
+
+pub async fn list_projects(db: impl PgExecutor<'_>, team_id: Uuid) -> sqlx::Result<Vec<Project>> {
+    sqlx::query_as(concat!(
+        "SELECT ",
+        project_columns!(),
+        " FROM projects WHERE team_id = $1 ORDER BY created_at"
+    ))
+    .bind(team_id)
+    .fetch_all(db)
+    .await
+}
+
+/// A project of the team, named by id or by slug.
+pub async fn find_project(
+    db: impl PgExecutor<'_>,
+    team_id: Uuid,
+    id_or_slug: &str,
+) -> sqlx::Result<Option<Project>> {
+    match Uuid::parse_str(id_or_slug) {
+        Ok(id) => {
+            sqlx::query_as(concat!(
+                "SELECT ",
+                project_columns!(),
+                " FROM projects WHERE team_id = $1 AND id = $2"
+            ))
+            .bind(team_id)
+            .bind(id)
+            .fetch_optional(db)
+            .await
+        }
+        Err(_) => {
+            sqlx::query_as(concat!(
+                "SELECT ",
+                project_columns!(),
+                " FROM projects WHERE team_id = $1 AND slug = $2"
+            ))
+            .bind(team_id)
+            .bind(id_or_slug)
+            .fetch_optional(db)
+            .await
+        }
+    }
+}

@@ -1,0 +1,11 @@
+//! Authentication and authorisation: the `Auth` extractor turns a bearer token
+//! into the caller's team, optional project and scopes; handlers then ask for
+//! a scope and resolve the project they act on.
+
+mod cache;
+mod extractor;
+mod project;
+
+pub use cache::TokenCache;
+pub use extractor::Auth;
+pub use project::ProjectRef;

@@ -1,0 +1,65 @@
+//! Which project a request acts on. A project token names its own; a team
+//! token names one in the request (id or slug). Anything the caller cannot see
+//! answers 404, so ids of other tenants cannot be probed.
+
+use cairn_shared::tenancy::projects;
+use uuid::Uuid;
+
+use super::Auth;
+use crate::{error::ApiError, state::AppState};
+
+/// The project a request acts on, already checked against the caller.
+#[derive(Clone, Copy, Debug)]
+pub struct ProjectRef {
+    pub team_id: Uuid,
+    pub id: Uuid,
+}
+
+impl Auth {
+    pub async fn project(&self, state: &AppState, requested: Option<&str>) -> Result<ProjectRef, ApiError> {
+        let requested = requested.map(str::trim).filter(|s| !s.is_empty());
+        let not_found = || ApiError::not_found("project_not_found", "no such project");
+        let wanted = match (requested, self.project_id) {
+            // A project token acting on its own project needs no lookup.
+            (None, Some(own)) => {
+                return Ok(ProjectRef {
+                    team_id: self.team_id,
+                    id: own,
+                });
+            }
+            (Some(r), Some(own)) if Uuid::parse_str(r).is_ok_and(|r| r == own) => {
+                return Ok(ProjectRef {
+                    team_id: self.team_id,
+                    id: own,
+                });
+            }
+            (Some(r), _) => r,
+            (None, None) => {
+                return Err(ApiError::bad_request(
+                    "project_required",
+                    "a team token must name the project (projectId, or the `project` query parameter)",
+                ));
+            }
+        };
+        let project = projects::find_project(&state.pool, self.team_id, wanted)
+            .await?
+            .ok_or_else(not_found)?;
+        match self.project_id {
+            Some(own) if own != project.id => Err(not_found()),
+            _ => Ok(ProjectRef {
+                team_id: project.team_id,
+                id: project.id,
+            }),
+        }
+    }
+
+    /// True when the caller may see rows of this project.
+    pub fn can_see(&self, team_id: Uuid, project_id: Uuid) -> bool {
+        team_id == self.team_id && self.project_id.is_none_or(|own| own == project_id)
+    }
+
+    /// Narrows list queries: the token's project, if it has one.
+    pub fn project_filter(&self) -> Option<Uuid> {
+        self.project_id
+    }
+}

@@ -1,0 +1,121 @@
+//! The API's configuration, from `CAIRN_*` environment variables (see README).
+
+use std::{net::SocketAddr, time::Duration};
+
+use cairn_shared::{
+    auth::SigningKey,
+    config::{ConfigError, Env, StoreConfig, listen_addr, millis, parsed, required},
+};
+
+#[derive(Clone, Debug)]
+pub struct ApiConfig {
+    pub listen: SocketAddr,
+    pub public_url: String,
+    pub store: StoreConfig,
+    pub signing_key: SigningKey,
+    pub limits: Limits,
+    /// Tools whose events are dropped before storage (case-insensitive, `prefix*`).
+    pub skip_tools: Vec<String>,
+    /// How long a verified token is trusted before its row is read again;
+    /// bounds how late a revocation reaches this replica.
+    pub auth_cache_ttl: Duration,
+    pub coalescing: Coalescing,
+    /// Bootstrap a default team, project and tokens on an empty database.
+    pub bootstrap: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// A request body over this answers 413.
+    pub max_body_bytes: usize,
+    /// Each string field of a payload is cut to this, keeping head and tail.
+    pub max_field_bytes: usize,
+    /// The longest `wait=true` waits for a job to settle.
+    pub max_wait: Duration,
+    /// How long a Redis push may take before ingest answers `queued_only`.
+    pub wakeup_timeout: Duration,
+}
+
+/// How tool events are grouped into one observation job per turn.
+#[derive(Clone, Debug)]
+pub struct Coalescing {
+    /// A turn's job is sealed and made runnable at this many events.
+    pub max_turn_events: i32,
+    /// A turn with no Stop becomes runnable this long after its last event.
+    pub turn_idle: Duration,
+}
+
+impl ApiConfig {
+    pub fn from_env(env: &dyn Env) -> Result<Self, ConfigError> {
+        let key = required(
+            env,
+            "CAIRN_JWT_SECRET",
+            "a random secret of at least 32 bytes used to sign tokens (e.g. `openssl rand -hex 32`)",
+        )?;
+        let signing_key =
+            SigningKey::new(key.clone().into_bytes()).map_err(|reason| ConfigError::Invalid {
+                name: "CAIRN_JWT_SECRET",
+                value: "<hidden>".into(),
+                reason,
+            })?;
+        let listen = listen_addr(env, "CAIRN_LISTEN_ADDR", "0.0.0.0:8080")?;
+        let skip_tools = env
+            .get("CAIRN_SKIP_TOOLS")
+            .unwrap_or_else(|| "TodoRead,TodoWrite,ListMcpResourcesTool".into())
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        Ok(Self {
+            listen,
+            public_url: env
+                .get("CAIRN_PUBLIC_URL")
+                .unwrap_or_else(|| format!("http://127.0.0.1:{}", listen.port())),
+            store: StoreConfig::from_env(env)?,
+            signing_key,
+            limits: Limits {
+                max_body_bytes: parsed(env, "CAIRN_MAX_BODY_BYTES", 2 * 1024 * 1024)?,
+                max_field_bytes: parsed(env, "CAIRN_MAX_FIELD_BYTES", 16 * 1024)?,
+                max_wait: millis(env, "CAIRN_MAX_WAIT_MS", 30_000)?,
+                wakeup_timeout: millis(env, "CAIRN_WAKEUP_TIMEOUT_MS", 250)?,
+            },
+            skip_tools,
+            auth_cache_ttl: millis(env, "CAIRN_AUTH_CACHE_TTL_MS", 2_000)?,
+            coalescing: Coalescing {
+                max_turn_events: parsed(env, "CAIRN_MAX_TURN_EVENTS", 50)?,
+                turn_idle: millis(env, "CAIRN_TURN_IDLE_MS", 120_000)?,
+            },
+            bootstrap: parsed(env, "CAIRN_BOOTSTRAP", true)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_signing_key_is_refused_without_echoing_it() {
+        let err = ApiConfig::from_env(&[
+            ("CAIRN_DATABASE_URL", "postgres://x"),
+            ("CAIRN_JWT_SECRET", "tiny"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("CAIRN_JWT_SECRET is invalid"), "{err}");
+        assert!(!err.contains("tiny"), "{err}");
+    }
+
+    #[test]
+    fn missing_key_and_bad_limits_are_named() {
+        let err = ApiConfig::from_env(&[("CAIRN_DATABASE_URL", "postgres://x")]).unwrap_err();
+        assert!(err.to_string().contains("CAIRN_JWT_SECRET is required"));
+        let err = ApiConfig::from_env(&[
+            ("CAIRN_DATABASE_URL", "postgres://x"),
+            ("CAIRN_JWT_SECRET", "0123456789abcdef0123456789abcdef"),
+            ("CAIRN_MAX_BODY_BYTES", "-1"),
+        ])
+        .unwrap_err();
+        assert!(err.to_string().contains("CAIRN_MAX_BODY_BYTES"));
+    }
+}

@@ -1,0 +1,14 @@
+//! Wire shapes (camelCase, epoch-millisecond times) of claude-mem's `/v1` API,
+//! built from stored rows.
+
+mod event;
+mod job;
+mod observation;
+mod session;
+mod tenancy;
+
+pub use event::EventDto;
+pub use job::{JobDto, JobSummaryDto};
+pub use observation::ObservationDto;
+pub use session::SessionDto;
+pub use tenancy::{ProjectDto, TeamDto, TokenDto};

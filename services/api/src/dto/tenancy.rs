@@ -1,0 +1,83 @@
+//! Teams, projects and tokens as the admin API shows them (never a secret).
+
+use cairn_shared::{
+    tenancy::{ApiToken, Project, Team},
+    time::{opt_epoch_ms, to_epoch_ms},
+};
+use serde::Serialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TeamDto {
+    pub id: Uuid,
+    pub slug: String,
+    pub name: String,
+    pub created_at_epoch: i64,
+}
+
+impl From<Team> for TeamDto {
+    fn from(t: Team) -> Self {
+        Self {
+            id: t.id,
+            slug: t.slug,
+            name: t.name,
+            created_at_epoch: to_epoch_ms(t.created_at),
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectDto {
+    pub id: Uuid,
+    pub team_id: Uuid,
+    pub slug: String,
+    pub name: String,
+    pub settings: serde_json::Value,
+    pub created_at_epoch: i64,
+}
+
+impl From<Project> for ProjectDto {
+    fn from(p: Project) -> Self {
+        Self {
+            id: p.id,
+            team_id: p.team_id,
+            slug: p.slug,
+            name: p.name,
+            settings: p.settings,
+            created_at_epoch: to_epoch_ms(p.created_at),
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenDto {
+    pub id: Uuid,
+    pub team_id: Uuid,
+    pub project_id: Option<Uuid>,
+    pub name: String,
+    pub scopes: Vec<String>,
+    pub expires_at_epoch: Option<i64>,
+    pub revoked_at_epoch: Option<i64>,
+    pub last_used_at_epoch: Option<i64>,
+    pub created_at_epoch: i64,
+}
+
+impl From<ApiToken> for TokenDto {
+    fn from(t: ApiToken) -> Self {
+        Self {
+            id: t.id,
+            team_id: t.team_id,
+            project_id: t.project_id,
+            name: t.name,
+            scopes: t.scopes,
+            expires_at_epoch: opt_epoch_ms(t.expires_at),
+            revoked_at_epoch: opt_epoch_ms(t.revoked_at),
+            last_used_at_epoch: opt_epoch_ms(t.last_used_at),
+            created_at_epoch: to_epoch_ms(t.created_at),
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! The ingest path: adapters turn an agent's or a client's request into an
+//! `IncomingEvent`; the pipeline filters it for privacy, then writes session,
+//! event and outbox job in one transaction and publishes wake-ups after commit.
+
+pub mod claude_code;
+mod event;
+mod pipeline;
+mod plan;
+mod write;
+
+pub use event::{EventKind, IncomingEvent, SessionTarget, idempotency_key_from_body};
+pub use pipeline::{Outcome, Skipped, ingest_batch, ingest_one, publish};
+pub use plan::JobPlan;

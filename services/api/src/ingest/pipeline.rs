@@ -1,0 +1,232 @@
+//! Runs events through privacy filtering and the ingest transaction, then
+//! publishes wake-ups for the jobs that became due. Duplicates roll back
+//! everything they touched and answer with the event first stored.
+
+use cairn_shared::jobs::Transport;
+use sqlx::{Connection, PgConnection};
+use uuid::Uuid;
+
+use super::{
+    IncomingEvent,
+    write::{Written, write},
+};
+use crate::{
+    auth::ProjectRef,
+    error::{ApiError, ApiResult},
+    state::AppState,
+    store::{
+        events::{self, EventRow},
+        jobs::{self, JobRow},
+        sessions::SessionRow,
+    },
+};
+
+/// Why nothing was stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Skipped {
+    /// The tool is on the skip list.
+    SkippedTool,
+    /// The turn's prompt was entirely private.
+    PrivateTurn,
+}
+
+pub struct Outcome {
+    pub event: Option<EventRow>,
+    /// False for a duplicate: `event` is the one stored first.
+    pub created: bool,
+    pub session: Option<SessionRow>,
+    pub job: Option<JobRow>,
+    pub transport: Transport,
+    pub skipped: Option<Skipped>,
+    /// Jobs made due by this event, published after commit.
+    pending_due: Vec<Uuid>,
+}
+
+impl Outcome {
+    fn skipped(reason: Skipped) -> Self {
+        Self {
+            event: None,
+            created: false,
+            session: None,
+            job: None,
+            transport: Transport::Skipped,
+            skipped: Some(reason),
+            pending_due: vec![],
+        }
+    }
+}
+
+/// Privacy before storage: drops skip-listed tools, strips private tags,
+/// redacts secrets and caps sizes in place. Returns whether the event's
+/// prompt was entirely private.
+fn filter(state: &AppState, ev: &mut IncomingEvent) -> Result<bool, Skipped> {
+    if ev
+        .tool_name
+        .as_deref()
+        .is_some_and(|t| state.privacy.is_skipped_tool(t))
+    {
+        return Err(Skipped::SkippedTool);
+    }
+    let private_prompt = ev
+        .prompt
+        .take()
+        .is_some_and(|p| state.privacy.is_entirely_private(&p));
+    let mut report = state.privacy.filter_value(&mut ev.payload);
+    report.merge(state.privacy.filter_value(&mut ev.metadata));
+    if !report.is_clean() {
+        if !ev.metadata.is_object() {
+            ev.metadata = serde_json::json!({});
+        }
+        ev.metadata["privacy"] = serde_json::to_value(&report).unwrap_or_default();
+    }
+    Ok(private_prompt)
+}
+
+/// One event, in its own transaction.
+pub async fn ingest_one(state: &AppState, project: ProjectRef, mut ev: IncomingEvent) -> ApiResult<Outcome> {
+    let private_prompt = match filter(state, &mut ev) {
+        Ok(p) => p,
+        Err(reason) => return Ok(Outcome::skipped(reason)),
+    };
+    let mut tx = state.pool.begin().await?;
+    let written = write(&mut tx, project, &state.config.coalescing, &ev, private_prompt).await?;
+    finish(state, project, &ev, written, tx).await
+}
+
+/// Many events in one transaction, each in a savepoint so a duplicate undoes
+/// only itself. Any other error fails the whole batch.
+pub async fn ingest_batch(
+    state: &AppState,
+    evs: Vec<(ProjectRef, IncomingEvent)>,
+) -> ApiResult<Vec<Outcome>> {
+    let mut tx = state.pool.begin().await?;
+    let mut pending = Vec::with_capacity(evs.len());
+    for (index, (project, mut ev)) in evs.into_iter().enumerate() {
+        let private_prompt = match filter(state, &mut ev) {
+            Ok(p) => p,
+            Err(reason) => {
+                pending.push((project, ev, Ok(Outcome::skipped(reason))));
+                continue;
+            }
+        };
+        let mut savepoint = Connection::begin(&mut *tx).await?;
+        let written = write(
+            &mut savepoint,
+            project,
+            &state.config.coalescing,
+            &ev,
+            private_prompt,
+        )
+        .await
+        .map_err(|e| ApiError {
+            message: format!("events[{index}]: {}", e.message),
+            ..e
+        })?;
+        match written {
+            Written::Duplicate => {
+                savepoint.rollback().await?;
+                pending.push((project, ev, Err(())));
+            }
+            Written::PrivateTurn => {
+                savepoint.commit().await?;
+                pending.push((project, ev, Ok(Outcome::skipped(Skipped::PrivateTurn))));
+            }
+            Written::Stored {
+                event,
+                session,
+                job,
+                due,
+            } => {
+                savepoint.commit().await?;
+                pending.push((project, ev, Ok(stored(event, session, job, due))));
+            }
+        }
+    }
+    tx.commit().await?;
+    let mut outcomes = Vec::with_capacity(pending.len());
+    for (project, ev, result) in pending {
+        outcomes.push(match result {
+            Ok(outcome) => with_transport(state, outcome).await,
+            Err(()) => duplicate(state, project, &ev).await?,
+        });
+    }
+    Ok(outcomes)
+}
+
+fn stored(event: EventRow, session: Option<SessionRow>, job: Option<JobRow>, due: Vec<Uuid>) -> Outcome {
+    Outcome {
+        event: Some(event),
+        created: true,
+        session,
+        job,
+        transport: Transport::Skipped,
+        skipped: None,
+        pending_due: due,
+    }
+}
+
+async fn with_transport(state: &AppState, mut outcome: Outcome) -> Outcome {
+    let due = std::mem::take(&mut outcome.pending_due);
+    outcome.transport = publish(state, &due, outcome.job.as_ref().map(|j| j.id)).await;
+    outcome
+}
+
+async fn finish(
+    state: &AppState,
+    project: ProjectRef,
+    ev: &IncomingEvent,
+    written: Written,
+    tx: sqlx::Transaction<'_, sqlx::Postgres>,
+) -> ApiResult<Outcome> {
+    match written {
+        Written::Duplicate => {
+            tx.rollback().await?;
+            duplicate(state, project, ev).await
+        }
+        Written::PrivateTurn => {
+            tx.commit().await?;
+            Ok(Outcome::skipped(Skipped::PrivateTurn))
+        }
+        Written::Stored {
+            event,
+            session,
+            job,
+            due,
+        } => {
+            tx.commit().await?;
+            Ok(with_transport(state, stored(event, session, job, due)).await)
+        }
+    }
+}
+
+async fn duplicate(state: &AppState, project: ProjectRef, ev: &IncomingEvent) -> ApiResult<Outcome> {
+    let conn: &mut PgConnection = &mut *state.pool.acquire().await?;
+    let event = events::find_by_key(&mut *conn, project.id, &ev.idempotency_key).await?;
+    let job = match event.as_ref().and_then(|e| e.job_id) {
+        Some(id) => jobs::get(&mut *conn, project.team_id, Some(project.id), id).await?,
+        None => None,
+    };
+    Ok(Outcome {
+        event,
+        created: false,
+        session: None,
+        job,
+        transport: Transport::Skipped,
+        skipped: None,
+        pending_due: vec![],
+    })
+}
+
+/// Pushes a wake-up for each due job. The transport reported is that of the
+/// event's own job: `skipped` when it is not due yet.
+pub async fn publish(state: &AppState, due: &[Uuid], own_job: Option<Uuid>) -> Transport {
+    let mut own = Transport::Skipped;
+    for id in due {
+        let transport = state.wakeups.publish(*id).await;
+        if Some(*id) == own_job {
+            own = transport;
+        }
+    }
+    own
+}

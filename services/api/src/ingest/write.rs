@@ -1,0 +1,227 @@
+//! The ingest transaction's steps: resolve the session, apply the job plan,
+//! insert the event. Runs inside a transaction (or a savepoint, for batches)
+//! that the caller rolls back when the event turns out to be a duplicate.
+
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use super::{
+    EventKind, IncomingEvent, SessionTarget,
+    plan::{JobPlan, plan},
+};
+use crate::{
+    auth::ProjectRef,
+    config::Coalescing,
+    error::{ApiError, ApiResult},
+    store::{
+        events::{self, EventRow, NewEvent},
+        jobs::{self, JobRow},
+        sessions::{self, SessionChange, SessionKey, SessionRow},
+    },
+};
+
+pub enum Written {
+    Stored {
+        event: EventRow,
+        session: Option<SessionRow>,
+        /// The job the event fed, if any.
+        job: Option<JobRow>,
+        /// Every job the write made due, to wake after commit.
+        due: Vec<Uuid>,
+    },
+    Duplicate,
+    /// The event belongs to a turn whose prompt was entirely private.
+    PrivateTurn,
+}
+
+pub async fn write(
+    conn: &mut PgConnection,
+    project: ProjectRef,
+    coalescing: &Coalescing,
+    ev: &IncomingEvent,
+    entirely_private_prompt: bool,
+) -> ApiResult<Written> {
+    let change = match ev.kind {
+        EventKind::SessionStart => SessionChange::Open,
+        EventKind::UserPrompt => SessionChange::NewTurn {
+            private: entirely_private_prompt,
+        },
+        EventKind::SessionEnd => SessionChange::Close,
+        _ => SessionChange::None,
+    };
+    let session = resolve_session(&mut *conn, project, &ev.session, change).await?;
+    let prompt_number = session.as_ref().map(|s| s.prompt_counter);
+    if let Some(s) = &session
+        && ev.kind.is_turn_scoped()
+        && s.private_prompt_number.is_some()
+        && s.private_prompt_number == prompt_number
+    {
+        return Ok(Written::PrivateTurn);
+    }
+
+    let event_id = Uuid::now_v7();
+    let (job, due) = apply_plan(&mut *conn, project, coalescing, ev, session.as_ref(), event_id).await?;
+    let inserted = events::insert(
+        &mut *conn,
+        NewEvent {
+            id: event_id,
+            project,
+            session_id: session.as_ref().map(|s| s.id),
+            job_id: job.as_ref().map(|j| j.id),
+            source_adapter: &ev.source_adapter,
+            source_type: &ev.source_type,
+            event_type: &ev.event_type,
+            platform_source: ev.platform_source.as_deref(),
+            source_event_id: ev.source_event_id.as_deref(),
+            idempotency_key: &ev.idempotency_key,
+            prompt_number,
+            tool_name: ev.tool_name.as_deref(),
+            payload: &ev.payload,
+            metadata: &ev.metadata,
+            occurred_at: ev.occurred_at,
+        },
+    )
+    .await?;
+    Ok(match inserted {
+        Some(event) => Written::Stored {
+            event,
+            session,
+            job,
+            due,
+        },
+        None => Written::Duplicate,
+    })
+}
+
+async fn resolve_session(
+    conn: &mut PgConnection,
+    project: ProjectRef,
+    target: &SessionTarget,
+    change: SessionChange,
+) -> ApiResult<Option<SessionRow>> {
+    let key = match target {
+        SessionTarget::None => return Ok(None),
+        SessionTarget::Agent(key) => key.clone(),
+        SessionTarget::Server(id) => {
+            let row = sessions::get(&mut *conn, project.team_id, Some(project.id), *id)
+                .await?
+                .ok_or_else(|| ApiError::not_found("session_not_found", "no such session in this project"))?;
+            if change == SessionChange::None {
+                return Ok(Some(row));
+            }
+            SessionKey {
+                agent: row.agent,
+                external_session_id: row.external_session_id,
+                ..Default::default()
+            }
+        }
+        SessionTarget::Content {
+            content_session_id,
+            agent,
+        } => match sessions::find_by_content_id(&mut *conn, project, content_session_id).await? {
+            Some(row) if change == SessionChange::None => return Ok(Some(row)),
+            Some(row) => SessionKey {
+                agent: row.agent,
+                external_session_id: row.external_session_id,
+                ..Default::default()
+            },
+            None => SessionKey {
+                agent: agent.clone(),
+                external_session_id: content_session_id.clone(),
+                content_session_id: Some(content_session_id.clone()),
+                platform_source: Some(agent.clone()),
+                ..Default::default()
+            },
+        },
+    };
+    let (row, _) = sessions::upsert(conn, project, &key, change).await?;
+    Ok(Some(row))
+}
+
+async fn apply_plan(
+    conn: &mut PgConnection,
+    project: ProjectRef,
+    coalescing: &Coalescing,
+    ev: &IncomingEvent,
+    session: Option<&SessionRow>,
+    event_id: Uuid,
+) -> ApiResult<(Option<JobRow>, Vec<Uuid>)> {
+    let plan = plan(ev.kind, ev.generate);
+    let Some(session) = session else {
+        // Without a session there is no turn: an event that asks for generation gets its own job.
+        if plan == JobPlan::None {
+            return Ok((None, vec![]));
+        }
+        let key = format!("observations:event:{}", ev.idempotency_key);
+        let job = jobs::ensure_job(conn, project, None, Some(event_id), "observations", None, &key).await?;
+        let due = vec![job.id];
+        return Ok((Some(job), due));
+    };
+    let turn = session.prompt_counter;
+    match plan {
+        JobPlan::None => Ok((None, vec![])),
+        JobPlan::JoinTurn => {
+            let job = jobs::join_turn(
+                conn,
+                project,
+                session.id,
+                turn,
+                event_id,
+                coalescing.max_turn_events,
+                coalescing.turn_idle,
+                ev.seal_now,
+            )
+            .await?;
+            let due = if job.is_due() { vec![job.id] } else { vec![] };
+            Ok((Some(job), due))
+        }
+        JobPlan::EndTurn => {
+            let mut due: Vec<Uuid> = jobs::seal_turn(&mut *conn, session.id, turn)
+                .await?
+                .map(|j| j.id)
+                .into_iter()
+                .collect();
+            let key = format!("turn_summary:{}:{turn}", session.id);
+            let job = jobs::ensure_job(
+                conn,
+                project,
+                Some(session.id),
+                Some(event_id),
+                "turn_summary",
+                Some(turn),
+                &key,
+            )
+            .await?;
+            if job.is_due() {
+                due.push(job.id);
+            }
+            Ok((Some(job), due))
+        }
+        JobPlan::EndSession => {
+            let mut due: Vec<Uuid> = jobs::seal_turn(&mut *conn, session.id, turn)
+                .await?
+                .map(|j| j.id)
+                .into_iter()
+                .collect();
+            if turn == 0 {
+                // Nothing was asked in this session: nothing to summarise.
+                return Ok((None, due));
+            }
+            let key = format!("session_summary:{}:{turn}", session.id);
+            let job = jobs::ensure_job(
+                conn,
+                project,
+                Some(session.id),
+                Some(event_id),
+                "session_summary",
+                Some(turn),
+                &key,
+            )
+            .await?;
+            if job.is_due() {
+                due.push(job.id);
+            }
+            Ok((Some(job), due))
+        }
+    }
+}

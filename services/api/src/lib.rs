@@ -1,0 +1,17 @@
+//! `cairn-api`: the stateless HTTP service. Authenticates tokens, writes agent
+//! events with their generation jobs in one transaction, and serves memory,
+//! jobs and administration.
+
+pub mod app;
+pub mod auth;
+pub mod config;
+pub mod context;
+pub mod dto;
+pub mod error;
+pub mod extract;
+pub mod ingest;
+pub mod request_id;
+pub mod routes;
+pub mod server;
+pub mod state;
+pub mod store;

@@ -1,0 +1,54 @@
+//! The admin API: teams, projects, tokens and the audit log. Every change is
+//! audited. `admin` manages the caller's team; `superadmin` every team.
+
+pub mod audit_log;
+pub mod projects;
+pub mod teams;
+pub mod tokens;
+
+use uuid::Uuid;
+
+use crate::{auth::Auth, error::ApiError, request_id};
+use cairn_shared::{
+    auth::Scope,
+    tenancy::audit::{self, AuditEntry},
+};
+
+/// The team an admin request acts on: the caller's own, or (superadmin) any.
+pub fn acting_team(auth: &Auth, requested: Option<Uuid>) -> Result<Uuid, ApiError> {
+    auth.require(Scope::Admin)?;
+    match requested {
+        Some(team) if team != auth.team_id => {
+            if auth.scopes.contains(&Scope::Superadmin) {
+                Ok(team)
+            } else {
+                Err(ApiError::not_found("team_not_found", "no such team"))
+            }
+        }
+        _ => Ok(auth.team_id),
+    }
+}
+
+pub async fn record(
+    db: impl sqlx::PgExecutor<'_>,
+    auth: &Auth,
+    team_id: Uuid,
+    action: &str,
+    target_type: &str,
+    target_id: Uuid,
+    detail: serde_json::Value,
+) -> sqlx::Result<()> {
+    audit::record(
+        db,
+        AuditEntry {
+            team_id: Some(team_id),
+            actor_token_id: Some(auth.token_id),
+            action,
+            target_type,
+            target_id: Some(target_id.to_string()),
+            detail,
+            request_id: request_id::current().as_deref(),
+        },
+    )
+    .await
+}

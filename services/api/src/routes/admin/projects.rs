@@ -1,0 +1,126 @@
+//! Create and list a team's projects.
+
+use axum::{extract::State, http::StatusCode};
+use cairn_shared::{
+    db::is_unique_violation,
+    tenancy::{is_valid_slug, projects},
+};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use crate::{
+    auth::Auth,
+    dto::ProjectDto,
+    error::{ApiError, ApiResult},
+    extract::{Json, Query},
+    state::AppState,
+};
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NewProject {
+    /// Defaults to the caller's team; another team needs superadmin.
+    pub team_id: Option<Uuid>,
+    /// Lowercase letters, digits, `-`, `_` and `.`.
+    pub slug: String,
+    pub name: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ProjectResponse {
+    pub project: ProjectDto,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ProjectList {
+    pub projects: Vec<ProjectDto>,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+pub struct TeamQuery {
+    pub team_id: Option<Uuid>,
+}
+
+/// Create a project in a team (admin).
+#[utoipa::path(post, path = "/v1/admin/projects", tag = "admin", request_body = NewProject,
+    responses((status = 201, body = ProjectResponse), (status = 409, body = crate::error::ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn create_project(
+    State(state): State<AppState>,
+    auth: Auth,
+    Json(body): Json<NewProject>,
+) -> ApiResult<(StatusCode, Json<ProjectResponse>)> {
+    let team_id = super::acting_team(&auth, body.team_id)?;
+    if auth.project_id.is_some() {
+        return Err(ApiError::forbidden(
+            "team_token_required",
+            "project tokens cannot create projects",
+        ));
+    }
+    if !is_valid_slug(&body.slug) {
+        return Err(ApiError::unprocessable(
+            "invalid_slug",
+            "slug: lowercase letters, digits, `-`, `_`, `.`; up to 63",
+        ));
+    }
+    let name = body
+        .name
+        .as_deref()
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .unwrap_or(&body.slug)
+        .to_string();
+    if name.len() > 200 {
+        return Err(ApiError::unprocessable(
+            "invalid_field",
+            "`name` is longer than 200 characters",
+        ));
+    }
+    let mut tx = state.pool.begin().await?;
+    let project = projects::create_project(&mut *tx, team_id, &body.slug, &name)
+        .await
+        .map_err(|e| {
+            if is_unique_violation(&e, "projects_team_id_slug_key") {
+                ApiError::conflict("slug_taken", "the team has a project with this slug")
+            } else {
+                e.into()
+            }
+        })?;
+    super::record(
+        &mut *tx,
+        &auth,
+        team_id,
+        "project.create",
+        "project",
+        project.id,
+        serde_json::json!({"slug": project.slug}),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(ProjectResponse {
+            project: project.into(),
+        }),
+    ))
+}
+
+/// List a team's projects (admin).
+#[utoipa::path(get, path = "/v1/admin/projects", tag = "admin", params(TeamQuery),
+    responses((status = 200, body = ProjectList)), security(("bearer" = [])))]
+pub async fn list_projects(
+    State(state): State<AppState>,
+    auth: Auth,
+    Query(q): Query<TeamQuery>,
+) -> ApiResult<Json<ProjectList>> {
+    let team_id = super::acting_team(&auth, q.team_id)?;
+    let projects = projects::list_projects(&state.pool, team_id).await?;
+    let visible = projects
+        .into_iter()
+        .filter(|p| auth.can_see(p.team_id, p.id) || team_id != auth.team_id);
+    Ok(Json(ProjectList {
+        projects: visible.map(Into::into).collect(),
+    }))
+}

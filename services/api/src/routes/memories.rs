@@ -1,0 +1,125 @@
+//! Manual memories: observations written by hand, and their deletion.
+
+use axum::{extract::State, http::StatusCode};
+use cairn_shared::auth::Scope;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::{
+    auth::Auth,
+    dto::ObservationDto,
+    error::{ApiError, ApiResult},
+    extract::{Json, Path},
+    state::AppState,
+    store::{
+        observations::{self, NewMemory},
+        sessions,
+    },
+};
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NewMemoryInput {
+    pub project_id: String,
+    pub server_session_id: Option<Uuid>,
+    /// The observation type (`discovery`, `decision`, …); default `note`.
+    pub kind: Option<String>,
+    pub content: String,
+    pub metadata: Option<serde_json::Value>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct MemoryResponse {
+    pub memory: ObservationDto,
+}
+
+const MAX_MEMORY_BYTES: usize = 64 * 1024;
+
+/// Write a memory by hand; it is filtered for privacy like any event.
+#[utoipa::path(post, path = "/v1/memories", tag = "memories", request_body = NewMemoryInput,
+    responses((status = 201, body = MemoryResponse), (status = 422, body = crate::error::ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn create_memory(
+    State(state): State<AppState>,
+    auth: Auth,
+    Json(input): Json<NewMemoryInput>,
+) -> ApiResult<(StatusCode, Json<MemoryResponse>)> {
+    auth.require(Scope::Ingest)?;
+    let project = auth.project(&state, Some(&input.project_id)).await?;
+    if input.content.len() > MAX_MEMORY_BYTES {
+        return Err(ApiError::unprocessable(
+            "invalid_field",
+            "`content` is over 64 KiB",
+        ));
+    }
+    let (content, _) = state.privacy.filter_text(&input.content);
+    if content.trim().is_empty() {
+        return Err(ApiError::unprocessable(
+            "empty_content",
+            "`content` is empty (after removing private parts)",
+        ));
+    }
+    let kind = input
+        .kind
+        .as_deref()
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .unwrap_or("note");
+    if kind.len() > 64 {
+        return Err(ApiError::unprocessable(
+            "invalid_field",
+            "`kind` is longer than 64 characters",
+        ));
+    }
+    if let Some(id) = input.server_session_id {
+        sessions::get(&state.pool, project.team_id, Some(project.id), id)
+            .await?
+            .ok_or_else(|| ApiError::not_found("session_not_found", "no such session in this project"))?;
+    }
+    let mut metadata = input.metadata.unwrap_or_else(|| serde_json::json!({}));
+    state.privacy.filter_value(&mut metadata);
+    let title: String = content
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim()
+        .chars()
+        .take(120)
+        .collect();
+    let row = observations::insert_manual(
+        &state.pool,
+        NewMemory {
+            project,
+            session_id: input.server_session_id,
+            kind,
+            title: &title,
+            content: &content,
+            metadata: &metadata,
+        },
+    )
+    .await?;
+    Ok((StatusCode::CREATED, Json(MemoryResponse { memory: row.into() })))
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Deleted {
+    pub deleted: bool,
+    pub id: Uuid,
+}
+
+/// Delete a memory (any observation of the caller's projects).
+#[utoipa::path(delete, path = "/v1/memories/{id}", tag = "memories", params(("id" = Uuid, Path)),
+    responses((status = 200, body = Deleted), (status = 404, body = crate::error::ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn delete_memory(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<Uuid>,
+) -> ApiResult<Json<Deleted>> {
+    auth.require(Scope::Ingest)?;
+    if !observations::delete(&state.pool, auth.team_id, auth.project_filter(), id).await? {
+        return Err(ApiError::not_found("memory_not_found", "no such memory"));
+    }
+    Ok(Json(Deleted { deleted: true, id }))
+}

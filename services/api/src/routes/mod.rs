@@ -1,0 +1,77 @@
+//! Every route and the OpenAPI document come from this one list, so the spec
+//! cannot drift from the handlers.
+
+pub mod admin;
+pub mod events;
+pub mod health;
+pub mod hooks;
+pub mod jobs;
+pub mod memories;
+pub mod projects;
+pub mod sessions;
+
+use utoipa::{
+    Modify, OpenApi,
+    openapi::security::{Http, HttpAuthScheme, SecurityScheme},
+};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::state::AppState;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Cairn", description = "Team-hosted memory server for coding agents."),
+    modifiers(&BearerAuth),
+    tags(
+        (name = "ingest", description = "Agents' native hooks"),
+        (name = "sessions"), (name = "events"), (name = "jobs"), (name = "memories"),
+        (name = "projects"), (name = "admin", description = "Teams, projects, tokens, audit log"),
+        (name = "health"),
+    )
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme("bearer", SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)));
+    }
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(health::healthz))
+        .routes(routes!(health::readiness))
+        .routes(routes!(health::health))
+        .routes(routes!(health::info))
+        .routes(routes!(hooks::post_hook))
+        .routes(routes!(sessions::start_session))
+        .routes(routes!(sessions::get_session))
+        .routes(routes!(sessions::end_session))
+        .routes(routes!(events::post_event))
+        .routes(routes!(events::post_event_batch))
+        .routes(routes!(events::get_event))
+        .routes(routes!(events::get_event_observations))
+        .routes(routes!(jobs::list_jobs))
+        .routes(routes!(jobs::get_job))
+        .routes(routes!(jobs::retry_job))
+        .routes(routes!(jobs::cancel_job))
+        .routes(routes!(memories::create_memory))
+        .routes(routes!(memories::delete_memory))
+        .routes(routes!(projects::purge_project_memory))
+        .routes(routes!(admin::teams::create_team, admin::teams::list_teams))
+        .routes(routes!(
+            admin::projects::create_project,
+            admin::projects::list_projects
+        ))
+        .routes(routes!(admin::tokens::mint_token, admin::tokens::list_tokens))
+        .routes(routes!(admin::tokens::revoke_token))
+        .routes(routes!(admin::audit_log::list_audit))
+}
+
+/// The OpenAPI document, as served at `/openapi.json` and committed in `openapi/`.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    router().into_openapi()
+}

@@ -1,0 +1,72 @@
+//! `DELETE /v1/projects/{projectId}/memory`: purge everything agents posted
+//! to a project and everything generated from it (audited).
+
+use axum::extract::State;
+use cairn_shared::{
+    auth::Scope,
+    tenancy::audit::{self, AuditEntry},
+};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::{
+    auth::Auth,
+    error::ApiResult,
+    extract::{Json, Path},
+    state::AppState,
+};
+
+#[derive(Serialize, ToSchema, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct PurgeCounts {
+    pub observations: u64,
+    pub summaries: u64,
+    pub events: u64,
+    pub jobs: u64,
+    pub sessions: u64,
+}
+
+/// Purge a project's memory: observations, summaries, events, jobs and sessions.
+#[utoipa::path(delete, path = "/v1/projects/{projectId}/memory", tag = "projects",
+    params(("projectId" = String, Path, description = "Project id or slug")),
+    responses((status = 200, body = PurgeCounts), (status = 404, body = crate::error::ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn purge_project_memory(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(project_id): Path<String>,
+) -> ApiResult<Json<PurgeCounts>> {
+    auth.require(Scope::Admin)?;
+    let project = auth.project(&state, Some(&project_id)).await?;
+    let mut tx = state.pool.begin().await?;
+    let mut counts = PurgeCounts::default();
+    for (table, slot) in [
+        ("observations", &mut counts.observations),
+        ("summaries", &mut counts.summaries),
+        ("agent_events", &mut counts.events),
+        ("generation_jobs", &mut counts.jobs),
+        ("sessions", &mut counts.sessions),
+    ] {
+        let sql = format!("DELETE FROM {table} WHERE project_id = $1");
+        *slot = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(project.id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+    }
+    audit::record(
+        &mut *tx,
+        AuditEntry {
+            team_id: Some(project.team_id),
+            actor_token_id: Some(auth.token_id),
+            action: "project.purge_memory",
+            target_type: "project",
+            target_id: Some(project.id.to_string()),
+            detail: serde_json::to_value(&counts).unwrap_or_default(),
+            request_id: crate::request_id::current().as_deref(),
+        },
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(Json(counts))
+}

@@ -1,0 +1,47 @@
+//! What every handler shares.
+
+use std::sync::Arc;
+
+use cairn_shared::{auth::TokenSigner, jobs::WakeupPublisher, privacy::PrivacyFilter};
+use sqlx::PgPool;
+
+use crate::{auth::TokenCache, config::ApiConfig};
+
+#[derive(Clone)]
+pub struct AppState(Arc<Inner>);
+
+pub struct Inner {
+    pub pool: PgPool,
+    pub config: ApiConfig,
+    pub signer: TokenSigner,
+    pub tokens: TokenCache,
+    pub privacy: PrivacyFilter,
+    pub wakeups: WakeupPublisher,
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl AppState {
+    pub fn new(pool: PgPool, config: ApiConfig) -> anyhow::Result<Self> {
+        let signer = TokenSigner::new(&config.signing_key);
+        let privacy = PrivacyFilter::new(cairn_shared::privacy::PrivacyConfig {
+            skip_tools: config.skip_tools.clone(),
+            max_field_bytes: config.limits.max_field_bytes,
+        });
+        let wakeups = WakeupPublisher::new(&config.store.redis_url, config.limits.wakeup_timeout)?;
+        let tokens = TokenCache::new(config.auth_cache_ttl);
+        Ok(Self(Arc::new(Inner {
+            pool,
+            config,
+            signer,
+            tokens,
+            privacy,
+            wakeups,
+        })))
+    }
+}

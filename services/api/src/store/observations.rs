@@ -1,0 +1,148 @@
+//! Observations (generated, or manual memories) and summaries, as the API reads them.
+
+use chrono::{DateTime, Utc};
+use sqlx::{PgExecutor, prelude::FromRow};
+use uuid::Uuid;
+
+use crate::auth::ProjectRef;
+
+#[derive(Clone, Debug, FromRow)]
+pub struct ObservationRow {
+    pub id: Uuid,
+    pub team_id: Uuid,
+    pub project_id: Uuid,
+    pub session_id: Option<Uuid>,
+    pub origin: String,
+    pub kind: String,
+    pub title: String,
+    pub subtitle: String,
+    pub facts: Vec<String>,
+    pub narrative: String,
+    pub concepts: Vec<String>,
+    pub files_read: Vec<String>,
+    pub files_modified: Vec<String>,
+    pub content: String,
+    pub metadata: serde_json::Value,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub prompt_number: Option<i32>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+macro_rules! columns {
+    () => {
+        "id, team_id, project_id, session_id, origin, kind, title, subtitle, facts, narrative, concepts,
+         files_read, files_modified, content, metadata, provider, model, prompt_number, created_at, updated_at"
+    };
+}
+
+pub struct NewMemory<'a> {
+    pub project: ProjectRef,
+    pub session_id: Option<Uuid>,
+    pub kind: &'a str,
+    pub title: &'a str,
+    pub content: &'a str,
+    pub metadata: &'a serde_json::Value,
+}
+
+/// A memory written by hand: an observation of origin `manual`.
+pub async fn insert_manual(db: impl PgExecutor<'_>, m: NewMemory<'_>) -> sqlx::Result<ObservationRow> {
+    let id = Uuid::now_v7();
+    sqlx::query_as(concat!(
+        "INSERT INTO observations (id, team_id, project_id, session_id, generation_key, origin, kind, title,
+             narrative, content, metadata, provider)
+         VALUES ($1, $2, $3, $4, 'manual:' || $1, 'manual', $5, $6, $7, $7, $8, 'manual')
+         RETURNING ",
+        columns!()
+    ))
+    .bind(id)
+    .bind(m.project.team_id)
+    .bind(m.project.id)
+    .bind(m.session_id)
+    .bind(m.kind)
+    .bind(m.title)
+    .bind(m.content)
+    .bind(m.metadata)
+    .fetch_one(db)
+    .await
+}
+
+pub async fn delete(
+    db: impl PgExecutor<'_>,
+    team_id: Uuid,
+    project_id: Option<Uuid>,
+    id: Uuid,
+) -> sqlx::Result<bool> {
+    let done = sqlx::query(
+        "DELETE FROM observations WHERE id = $1 AND team_id = $2 AND ($3::uuid IS NULL OR project_id = $3)",
+    )
+    .bind(id)
+    .bind(team_id)
+    .bind(project_id)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Observations written by the job an event fed.
+pub async fn for_job(
+    db: impl PgExecutor<'_>,
+    project_id: Uuid,
+    job_id: Uuid,
+) -> sqlx::Result<Vec<ObservationRow>> {
+    sqlx::query_as(concat!(
+        "SELECT ",
+        columns!(),
+        " FROM observations WHERE project_id = $1 AND job_id = $2 ORDER BY created_at, id"
+    ))
+    .bind(project_id)
+    .bind(job_id)
+    .fetch_all(db)
+    .await
+}
+
+/// The project's newest observations.
+pub async fn recent(
+    db: impl PgExecutor<'_>,
+    project_id: Uuid,
+    limit: i64,
+) -> sqlx::Result<Vec<ObservationRow>> {
+    sqlx::query_as(concat!(
+        "SELECT ",
+        columns!(),
+        " FROM observations WHERE project_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2"
+    ))
+    .bind(project_id)
+    .bind(limit)
+    .fetch_all(db)
+    .await
+}
+
+#[derive(Clone, Debug, FromRow)]
+pub struct SummaryRow {
+    pub id: Uuid,
+    pub session_id: Uuid,
+    pub scope: String,
+    pub prompt_number: Option<i32>,
+    pub request: String,
+    pub learned: String,
+    pub completed: String,
+    pub next_steps: String,
+    pub created_at: DateTime<Utc>,
+}
+
+pub async fn recent_summaries(
+    db: impl PgExecutor<'_>,
+    project_id: Uuid,
+    limit: i64,
+) -> sqlx::Result<Vec<SummaryRow>> {
+    sqlx::query_as(
+        "SELECT id, session_id, scope, prompt_number, request, learned, completed, next_steps, created_at
+         FROM summaries WHERE project_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2",
+    )
+    .bind(project_id)
+    .bind(limit)
+    .fetch_all(db)
+    .await
+}
