@@ -30,6 +30,12 @@ impl Env for ProcessEnv {
     }
 }
 
+impl Env for std::collections::HashMap<String, String> {
+    fn get(&self, name: &str) -> Option<String> {
+        self.get(name).cloned()
+    }
+}
+
 impl<const N: usize> Env for [(&str, &str); N] {
     fn get(&self, name: &str) -> Option<String> {
         self.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())

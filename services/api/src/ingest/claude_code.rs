@@ -63,6 +63,7 @@ pub fn parse(body: &[u8], idempotency_header: Option<&str>) -> Result<IncomingEv
         session: SessionTarget::Agent(key),
         platform_source: Some(AGENT.into()),
         source_event_id: tool_use_id.map(str::to_string),
+        key_per_turn: tool_use_id.is_none() && idempotency_header.is_none(),
         idempotency_key,
         tool_name: tool_name.map(str::to_string),
         prompt,

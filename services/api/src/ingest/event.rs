@@ -90,6 +90,9 @@ pub struct IncomingEvent {
     pub platform_source: Option<String>,
     pub source_event_id: Option<String>,
     pub idempotency_key: String,
+    /// The key is a hash of the body: made unique per turn at write time,
+    /// so identical bodies in different turns (a bare `Stop`) stay distinct.
+    pub key_per_turn: bool,
     pub tool_name: Option<String>,
     /// The user prompt, for UserPrompt events (decides a private turn).
     pub prompt: Option<String>,

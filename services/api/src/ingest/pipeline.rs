@@ -91,7 +91,7 @@ pub async fn ingest_one(state: &AppState, project: ProjectRef, mut ev: IncomingE
     };
     let mut tx = state.pool.begin().await?;
     let written = write(&mut tx, project, &state.config.coalescing, &ev, private_prompt).await?;
-    finish(state, project, &ev, written, tx).await
+    finish(state, project, written, tx).await
 }
 
 /// Many events in one transaction, each in a savepoint so a duplicate undoes
@@ -124,9 +124,9 @@ pub async fn ingest_batch(
             ..e
         })?;
         match written {
-            Written::Duplicate => {
+            Written::Duplicate { key } => {
                 savepoint.rollback().await?;
-                pending.push((project, ev, Err(())));
+                pending.push((project, ev, Err(key)));
             }
             Written::PrivateTurn => {
                 savepoint.commit().await?;
@@ -145,10 +145,10 @@ pub async fn ingest_batch(
     }
     tx.commit().await?;
     let mut outcomes = Vec::with_capacity(pending.len());
-    for (project, ev, result) in pending {
+    for (project, _, result) in pending {
         outcomes.push(match result {
             Ok(outcome) => with_transport(state, outcome).await,
-            Err(()) => duplicate(state, project, &ev).await?,
+            Err(key) => duplicate(state, project, &key).await?,
         });
     }
     Ok(outcomes)
@@ -175,14 +175,13 @@ async fn with_transport(state: &AppState, mut outcome: Outcome) -> Outcome {
 async fn finish(
     state: &AppState,
     project: ProjectRef,
-    ev: &IncomingEvent,
     written: Written,
     tx: sqlx::Transaction<'_, sqlx::Postgres>,
 ) -> ApiResult<Outcome> {
     match written {
-        Written::Duplicate => {
+        Written::Duplicate { key } => {
             tx.rollback().await?;
-            duplicate(state, project, ev).await
+            duplicate(state, project, &key).await
         }
         Written::PrivateTurn => {
             tx.commit().await?;
@@ -200,9 +199,9 @@ async fn finish(
     }
 }
 
-async fn duplicate(state: &AppState, project: ProjectRef, ev: &IncomingEvent) -> ApiResult<Outcome> {
+async fn duplicate(state: &AppState, project: ProjectRef, key: &str) -> ApiResult<Outcome> {
     let conn: &mut PgConnection = &mut *state.pool.acquire().await?;
-    let event = events::find_by_key(&mut *conn, project.id, &ev.idempotency_key).await?;
+    let event = events::find_by_key(&mut *conn, project.id, key).await?;
     let job = match event.as_ref().and_then(|e| e.job_id) {
         Some(id) => jobs::get(&mut *conn, project.team_id, Some(project.id), id).await?,
         None => None,

@@ -29,7 +29,8 @@ pub enum Written {
         /// Every job the write made due, to wake after commit.
         due: Vec<Uuid>,
     },
-    Duplicate,
+    /// Already stored under this idempotency key.
+    Duplicate { key: String },
     /// The event belongs to a turn whose prompt was entirely private.
     PrivateTurn,
 }
@@ -59,6 +60,10 @@ pub async fn write(
         return Ok(Written::PrivateTurn);
     }
 
+    let key = match (ev.key_per_turn, prompt_number) {
+        (true, Some(turn)) => std::borrow::Cow::Owned(format!("{}:turn{turn}", ev.idempotency_key)),
+        _ => std::borrow::Cow::Borrowed(ev.idempotency_key.as_str()),
+    };
     let event_id = Uuid::now_v7();
     let (job, due) = apply_plan(&mut *conn, project, coalescing, ev, session.as_ref(), event_id).await?;
     let inserted = events::insert(
@@ -73,7 +78,7 @@ pub async fn write(
             event_type: &ev.event_type,
             platform_source: ev.platform_source.as_deref(),
             source_event_id: ev.source_event_id.as_deref(),
-            idempotency_key: &ev.idempotency_key,
+            idempotency_key: &key,
             prompt_number,
             tool_name: ev.tool_name.as_deref(),
             payload: &ev.payload,
@@ -89,7 +94,9 @@ pub async fn write(
             job,
             due,
         },
-        None => Written::Duplicate,
+        None => Written::Duplicate {
+            key: key.into_owned(),
+        },
     })
 }
 
@@ -152,7 +159,7 @@ async fn apply_plan(
         if plan == JobPlan::None {
             return Ok((None, vec![]));
         }
-        let key = format!("observations:event:{}", ev.idempotency_key);
+        let key = format!("observations:event:{event_id}");
         let job = jobs::ensure_job(conn, project, None, Some(event_id), "observations", None, &key).await?;
         let due = vec![job.id];
         return Ok((Some(job), due));

@@ -132,6 +132,7 @@ fn to_incoming(input: EventInput, query: IngestQuery) -> Result<IncomingEvent, A
         platform_source: input.platform_source,
         source_event_id: input.source_event_id,
         idempotency_key,
+        key_per_turn: false,
         tool_name,
         prompt,
         payload,

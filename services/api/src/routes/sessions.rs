@@ -108,6 +108,7 @@ pub async fn start_session(
                 platform_source: Some(agent),
                 source_event_id: None,
                 idempotency_key: format!("prompt:{}:{}:{hash}", session.id, session.prompt_counter + 1),
+                key_per_turn: false,
                 tool_name: None,
                 prompt: Some(prompt.clone()),
                 payload: serde_json::json!({ "prompt": prompt }),

@@ -1,0 +1,12 @@
+//! Integration tests of cairn-api: one binary, each test with its own
+//! database and a real server on a free port.
+
+mod admin;
+mod claude_code;
+mod claude_mem;
+mod helpers;
+mod idempotency;
+mod isolation;
+mod malformed;
+mod privacy;
+mod redis_down;
