@@ -11,7 +11,10 @@ pub(super) enum Check {
     RandomLooking,
     /// `NAME=value` style: NAME really names a secret and the value is a real value.
     EnvValue,
-    /// Like `EnvValue`, and the value does not look like a type or code (`token: String,`).
+    /// Like `EnvValue`, for a quoted value in code or data: also long enough or
+    /// not a plain word (`token: "error"` in code is not a secret).
+    QuotedValue,
+    /// Like `QuotedValue`, and the value does not look like a type or code (`token: String,`).
     YamlValue,
 }
 
@@ -38,6 +41,41 @@ const NAME_KEYWORDS: &[&str] = &[
 /// Name parts that contain a keyword but are not secrets (`GIT_AUTHOR_NAME`, `max_tokens`).
 const NAME_FALSE_FRIENDS: &[&str] = &["AUTHOR", "TOKENIZER", "TOKENS"];
 
+/// Endings of names that describe a secret rather than hold it (`TOKEN_URL`,
+/// `PASSWORD_FILE`, `auth_mode`), compared without separators.
+const NAME_NON_SECRET_SUFFIXES: &[&str] = &[
+    "URL",
+    "URI",
+    "ENDPOINT",
+    "HOST",
+    "PATH",
+    "FILE",
+    "DIR",
+    "TYPE",
+    "MODE",
+    "METHOD",
+    "NAME",
+    "HEADER",
+    "PREFIX",
+    "SIZE",
+    "MIN",
+    "MAX",
+    "LEN",
+    "LENGTH",
+    "TTL",
+    "TIMEOUT",
+    "EXPIRY",
+    "EXPIRES",
+    "EXPIRESIN",
+    "ENABLED",
+    "REQUIRED",
+    "COUNT",
+    "LIMIT",
+    "ID",
+    "FORMAT",
+    "VERSION",
+];
+
 /// Values that carry no secret whatever the name says.
 const TRIVIAL_VALUES: &[&str] = &[
     "true",
@@ -52,6 +90,17 @@ const TRIVIAL_VALUES: &[&str] = &[
     "undefined",
     "required",
     "optional",
+    "read",
+    "write",
+    "token",
+    "bearer",
+    "basic",
+    "oauth",
+    "oauth2",
+    "jwt",
+    "session",
+    "cookie",
+    "header",
 ];
 
 /// Type names that follow `name:` in code rather than in YAML.
@@ -66,7 +115,8 @@ pub(super) fn accept(check: Check, name: &str, value: &str) -> bool {
         Check::NotPlaceholder => !is_placeholder(value),
         Check::RandomLooking => !is_placeholder(value) && looks_random(value),
         Check::EnvValue => env_value(name, value),
-        Check::YamlValue => env_value(name, value) && !looks_like_code(value),
+        Check::QuotedValue => env_value(name, value) && plausible(value),
+        Check::YamlValue => env_value(name, value) && plausible(value) && !looks_like_code(value),
     }
 }
 
@@ -77,16 +127,20 @@ pub(super) fn is_sensitive_name(name: &str) -> bool {
     if upper == "PWD" || upper == "OLDPWD" {
         return false;
     }
-    if upper.contains("AUTHORI") {
-        // AUTHORIZATION / AUTHORISE are credentials, unlike AUTHOR.
-        upper = upper.replace("AUTHORI", "AUTH ");
+    // AUTHORIZATION / AUTHORISE are credentials, unlike AUTHOR or AUTHORITY.
+    for credential in ["AUTHORIZ", "AUTHORIS"] {
+        if upper.contains(credential) {
+            upper = upper.replace(credential, "AUTH ");
+        }
     }
     for friend in NAME_FALSE_FRIENDS {
         if upper.contains(friend) {
             upper = upper.replace(friend, " ");
         }
     }
+    let compact: String = upper.chars().filter(char::is_ascii_alphanumeric).collect();
     NAME_KEYWORDS.iter().any(|k| upper.contains(k))
+        && !NAME_NON_SECRET_SUFFIXES.iter().any(|s| compact.ends_with(s))
 }
 
 /// True when a value under a sensitive name is worth redacting.
@@ -95,7 +149,41 @@ pub(super) fn is_secret_value(name: &str, value: &str) -> bool {
     !value.is_empty()
         && !TRIVIAL_VALUES.iter().any(|t| value.eq_ignore_ascii_case(t))
         && !is_placeholder(value)
-        && !value.eq_ignore_ascii_case(name.trim())
+        && !same_identifier(name, value)
+        && !(value.len() < 6 && value.bytes().all(|b| b.is_ascii_digit()))
+        && !names_a_secret(value)
+}
+
+/// `token=token`, `ClientSecret => "CLIENT_SECRET"`: the value repeats the name.
+fn same_identifier(name: &str, value: &str) -> bool {
+    let norm = |s: &str| {
+        s.bytes()
+            .filter(u8::is_ascii_alphanumeric)
+            .map(|b| b.to_ascii_lowercase())
+            .collect::<Vec<u8>>()
+    };
+    let name = norm(name);
+    !name.is_empty() && name == norm(value)
+}
+
+/// A value that talks about a secret instead of being one: prose such as
+/// `"invalid token"` or an identifier such as `GITHUB_TOKEN`, `mysql_native_password`.
+fn names_a_secret(value: &str) -> bool {
+    let upper = value.to_ascii_uppercase();
+    if !NAME_KEYWORDS.iter().any(|k| upper.contains(k)) {
+        return false;
+    }
+    let identifier = value.contains(['_', '-', '.'])
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    identifier || value.contains(char::is_whitespace)
+}
+
+/// Long enough, or more than one plain word: `hunter2`, `changeme`, `p@ss` but not `error`.
+fn plausible(value: &str) -> bool {
+    let value = value.trim();
+    value.len() >= 8 || (value.len() >= 4 && !value.bytes().all(|b| b.is_ascii_alphabetic()))
 }
 
 fn env_value(name: &str, value: &str) -> bool {
@@ -158,6 +246,8 @@ mod tests {
             "proxy-authorisation",
             "auth",
             "spring.datasource.password",
+            "AZURE_CLIENT_SECRET",
+            "DB_PASSWORD_HASH",
         ] {
             assert!(is_sensitive_name(name), "{name}");
         }
@@ -173,6 +263,14 @@ mod tests {
             "PORT",
             "key",
             "",
+            "authority",
+            "certificate_authorities",
+            "TOKEN_URL",
+            "oauth2RedirectUrl",
+            "PASSWORD_FILE",
+            "auth_mode",
+            "token_type",
+            "SECRET_SIZE_MIN",
         ] {
             assert!(!is_sensitive_name(name), "{name}");
         }
@@ -195,11 +293,36 @@ mod tests {
             "",
             "  ",
             "password",
+            "PASSWORD",
+            "write",
+            "1",
+            "4096",
+            "invalid token",
+            "GITHUB_TOKEN",
+            "mysql_native_password",
         ] {
             assert!(!is_secret_value("password", value), "{value:?}");
         }
-        for value in ["hunter2", "$2b$12$abcdefghijk", "s3cr3t!", "changeme"] {
+        assert!(!is_secret_value("ClientSecret", "CLIENT_SECRET"));
+        for value in [
+            "hunter2",
+            "$2b$12$abcdefghijk",
+            "s3cr3t!",
+            "changeme",
+            "123456",
+            "admin",
+        ] {
             assert!(is_secret_value("password", value), "{value:?}");
+        }
+    }
+
+    #[test]
+    fn quoted_values_must_be_plausible_secrets() {
+        for value in ["error", "bar", "secret", "T", "//"] {
+            assert!(!accept(Check::QuotedValue, "token", value), "{value}");
+        }
+        for value in ["hunter2", "changeme", "p@ss", "0123456789abcdef"] {
+            assert!(accept(Check::QuotedValue, "token", value), "{value}");
         }
     }
 

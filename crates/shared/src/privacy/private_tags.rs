@@ -4,12 +4,20 @@
 //! (`<cairn-context project="x">`). Spans nest: an inner opening tag needs its
 //! own closing tag, so `<private>a <private>b</private> c</private>` is removed
 //! whole. An opening tag that is never closed removes everything to the end of
-//! the string (fail closed). A closing tag with nothing open is left alone.
+//! the string (fail closed). A closing tag with nothing open is left alone,
+//! and so is a tag written as a quoted literal (`"<private>"` in source code,
+//! `` `<private>` `` in markdown), which is a mention rather than markup.
 
 use regex::Regex;
 
 /// Opening or closing tag; group 1 marks a closing tag, groups 2-4 the kind.
-const TAG_PATTERN: &str = r"(?i)<(/)?[ \t]*(?:(private)|(cairn-context)|(claude-mem-context))(?:\s[^<>]*)?>";
+/// Attributes must be `name="value"` pairs, so prose such as
+/// `<private key data here>` is not a tag.
+const TAG_PATTERN: &str = r#"(?i)<(/)?[ \t]*(?:(private)|(cairn-context)|(claude-mem-context))(?:\s+[a-z_:][a-z0-9_:.\-]*\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))*\s*>"#;
+
+/// Quotes that, wrapped tightly around a tag (`"<private>"`, `` `<private>` ``),
+/// make it a mention in code or docs rather than a tag.
+const QUOTES: [char; 3] = ['"', '\'', '`'];
 
 #[derive(Debug, Clone)]
 pub(super) struct PrivateTags {
@@ -36,6 +44,13 @@ impl PrivateTags {
         let mut spans = 0u32;
         for caps in self.tag.captures_iter(text) {
             let Some(tag) = caps.get(0) else { continue };
+            let (before, after) = (&text[..tag.start()], &text[tag.end()..]);
+            if QUOTES
+                .iter()
+                .any(|q| before.ends_with(*q) && after.starts_with(*q))
+            {
+                continue;
+            }
             let kind = (2..=4).find(|i| caps.get(*i).is_some()).unwrap_or(2);
             if caps.get(1).is_none() {
                 if open.is_empty() {
@@ -130,6 +145,9 @@ mod tests {
     fn lookalike_and_stray_tags_are_left_alone() {
         for text in [
             "<privateer>ahoy</privateer>",
+            "/// <Private key data here.>\nfn main() {}",
+            "const OPEN: &str = \"<cairn-context>\";\nconst CLOSE: &str = \"</cairn-context>\";",
+            "Wrap notes in `<private>` tags; ('<private>') too",
             "<private-notes>x</private-notes>",
             "a < b and c > d",
             "stray </private> closing",
@@ -140,6 +158,16 @@ mod tests {
         ] {
             assert_eq!(PrivateTags::new().strip(text), None, "{text:?}");
         }
+    }
+
+    #[test]
+    fn attributes_must_be_name_value_pairs() {
+        let (out, n) = strip("a <private reason='x' by=me>b</private> c");
+        assert_eq!(out, "a  c");
+        assert_eq!(n, 1);
+        let (out, n) = strip("a <private\n>b</private\t> c \"<private>\" d");
+        assert_eq!(out, "a  c \"<private>\" d");
+        assert_eq!(n, 1);
     }
 
     #[test]

@@ -15,7 +15,7 @@ const MAX_ROUNDS: usize = 4;
 
 /// Start of every replacement. A captured value that starts with it is
 /// already redacted and left alone. Assignment-style rules (`Check::EnvValue`,
-/// `Check::YamlValue`) also leave values that merely contain one
+/// `QuotedValue`, `YamlValue`) also leave values that merely contain one
 /// (`"token": "Bearer [REDACTED:jwt]"`), so one secret is counted once.
 pub(super) const MARKER_PREFIX: &str = "[REDACTED:";
 
@@ -116,7 +116,7 @@ impl CompiledRule {
                 .unwrap_or(whole);
             let value = secret.as_str();
             let already_redacted = match self.check {
-                Check::EnvValue | Check::YamlValue => value.contains(MARKER_PREFIX),
+                Check::EnvValue | Check::QuotedValue | Check::YamlValue => value.contains(MARKER_PREFIX),
                 _ => value.starts_with(MARKER_PREFIX),
             };
             if value.is_empty() || already_redacted || secret.start() < copied_to {

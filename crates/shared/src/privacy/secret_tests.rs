@@ -521,6 +521,14 @@ fn env_assignment_variants() {
     assert_eq!(report.redaction_count(), 3);
 }
 
+#[test]
+fn hash_arrows_need_a_quoted_key() {
+    let pw = format!("s3cret-{}", fake(ALNUM, 6, 220));
+    let text = format!("config = {{ 'password' => '{pw}', \"user\" => \"bob\" }}");
+    let out = check_redacted("env_assignment", &text, &pw, &["\"user\" => \"bob\""], 1);
+    assert!(out.contains("'password' => '[REDACTED:env_assignment]'"), "{out}");
+}
+
 /// Text that looks a bit like secrets but is not; it must come back unchanged.
 const INNOCENT: &[&str] = &[
     "Remember to rotate the token and never paste a password into the chat. The auth flow issues a refresh token; the secret sauce is caching.",
@@ -540,6 +548,10 @@ const INNOCENT: &[&str] = &[
     "postgres://user:${DB_PASSWORD}@localhost/db and postgres://localhost:5432/db",
     "AKIA is the prefix of AWS access key ids; sk_live_ keys are Stripe's; ghp_ is GitHub's; eyJ starts a JWT.",
     "password: hunter2 is a famous example\nsecret: Token",
+    "match e {\n    Error::Token => \"invalid token\",\n    Kind::ClientSecret => \"CLIENT_SECRET\",\n    Plugin::Native => \"mysql_native_password\",\n}",
+    "Unexpected { token: \"error\" }; let password = \"bar\"; auth_mode: \"token\", authority = \"//\"",
+    "permissions:\n  contents: read\n  id-token: write\nenv:\n  TOKEN_URL: https://auth.example.com/token\n  SECRET_SIZE_MIN=136",
+    "/// <Private key data here.>\nconst OPEN_TAG: &str = \"<cairn-context>\";\nconst CLOSE_TAG: &str = \"</cairn-context>\";",
     "",
     "short",
     "日本語のテキスト、パスワードなし 🦀 token",

@@ -154,11 +154,18 @@ pub(super) const RULES: &[Rule] = &[
         Check::EnvValue,
     ),
     // JSON / YAML / TOML / source keys with a quoted value: `"password": "v"`,
-    // `api_key = 'v'`, `token := "v"`, `'secret' => 'v'`, also `\"`-escaped JSON.
+    // `api_key = 'v'`, `token := "v"`, also `\"`-escaped JSON.
     rule(
         "env_assignment",
-        r#"(?i)(?P<name>[A-Za-z0-9_.\-]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PWD|API[_\-]?KEY|ACCESS[_\-]?KEY|PRIVATE[_\-]?KEY|CREDENTIAL|AUTH)[A-Za-z0-9_.\-]*)\\?["']?[ \t]*(?::=?|=>?)[ \t]*\\?(?:"(?P<v1>[^"\\\r\n]+)\\?"|'(?P<v2>[^'\\\r\n]+)')"#,
-        Check::EnvValue,
+        r#"(?i)(?P<name>[A-Za-z0-9_.\-]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PWD|API[_\-]?KEY|ACCESS[_\-]?KEY|PRIVATE[_\-]?KEY|CREDENTIAL|AUTH)[A-Za-z0-9_.\-]*)\\?["']?[ \t]*(?::=?|=)[ \t]*\\?(?:"(?P<v1>[^"\\\r\n]+)\\?"|'(?P<v2>[^'\\\r\n]+)')"#,
+        Check::QuotedValue,
+    ),
+    // Ruby / PHP / Perl hashes with a quoted key: `'password' => 'v'` (an
+    // unquoted `Kind::Token => "..."` is a match arm, not a secret).
+    rule(
+        "env_assignment",
+        r#"(?i)["'](?P<name>[A-Za-z0-9_.\-]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PWD|API[_\-]?KEY|ACCESS[_\-]?KEY|PRIVATE[_\-]?KEY|CREDENTIAL|AUTH)[A-Za-z0-9_.\-]*)["'][ \t]*=>[ \t]*(?:"(?P<v1>[^"\\\r\n]+)"|'(?P<v2>[^'\\\r\n]+)')"#,
+        Check::QuotedValue,
     ),
     // Unquoted YAML values on their own line: `  db_password: hunter2`.
     rule(
