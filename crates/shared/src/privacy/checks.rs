@@ -18,7 +18,9 @@ pub(super) enum Check {
     YamlValue,
 }
 
-/// Words that make a variable, key or field name secret-bearing (upper case).
+/// Words that make a variable, key or field name secret-bearing. Names are
+/// compared upper-cased with separators removed (`api_key`, `API-KEY` and
+/// `apiKey` all read `APIKEY`).
 const NAME_KEYWORDS: &[&str] = &[
     "SECRET",
     "TOKEN",
@@ -26,20 +28,24 @@ const NAME_KEYWORDS: &[&str] = &[
     "PASSWD",
     "PWD",
     "APIKEY",
-    "API_KEY",
-    "API-KEY",
     "ACCESSKEY",
-    "ACCESS_KEY",
-    "ACCESS-KEY",
     "PRIVATEKEY",
-    "PRIVATE_KEY",
-    "PRIVATE-KEY",
     "CREDENTIAL",
     "AUTH",
 ];
 
-/// Name parts that contain a keyword but are not secrets (`GIT_AUTHOR_NAME`, `max_tokens`).
-const NAME_FALSE_FRIENDS: &[&str] = &["AUTHOR", "TOKENIZER", "TOKENS"];
+/// Name parts that contain a keyword but are not secrets: `GIT_AUTHOR_NAME`,
+/// `max_tokens`, and the pagination / progress tokens of APIs and MCP.
+const NAME_FALSE_FRIENDS: &[&str] = &[
+    "AUTHOR",
+    "TOKENIZER",
+    "TOKENS",
+    "PROGRESSTOKEN",
+    "NEXTTOKEN",
+    "PAGETOKEN",
+    "CONTINUATIONTOKEN",
+    "CANCELLATIONTOKEN",
+];
 
 /// Endings of names that describe a secret rather than hold it (`TOKEN_URL`,
 /// `PASSWORD_FILE`, `auth_mode`), compared without separators.
@@ -123,24 +129,32 @@ pub(super) fn accept(check: Check, name: &str, value: &str) -> bool {
 /// True when a key or variable name denotes a secret (`DB_PASSWORD`, `apiKey`,
 /// `"client_secret"`), but not `PWD`, `GIT_AUTHOR_NAME` or `max_tokens`.
 pub(super) fn is_sensitive_name(name: &str) -> bool {
-    let mut upper = name.trim().to_ascii_uppercase();
-    if upper == "PWD" || upper == "OLDPWD" {
+    let compact = compact_upper(name);
+    if compact == "PWD" || compact == "OLDPWD" {
+        return false;
+    }
+    if NAME_NON_SECRET_SUFFIXES.iter().any(|s| compact.ends_with(s)) {
         return false;
     }
     // AUTHORIZATION / AUTHORISE are credentials, unlike AUTHOR or AUTHORITY.
-    for credential in ["AUTHORIZ", "AUTHORIS"] {
-        if upper.contains(credential) {
-            upper = upper.replace(credential, "AUTH ");
-        }
-    }
+    let mut rest = compact.replace("AUTHORIZ", "AUTH ").replace("AUTHORIS", "AUTH ");
     for friend in NAME_FALSE_FRIENDS {
-        if upper.contains(friend) {
-            upper = upper.replace(friend, " ");
+        if rest.contains(friend) {
+            rest = rest.replace(friend, " ");
         }
     }
-    let compact: String = upper.chars().filter(char::is_ascii_alphanumeric).collect();
-    NAME_KEYWORDS.iter().any(|k| upper.contains(k))
-        && !NAME_NON_SECRET_SUFFIXES.iter().any(|s| compact.ends_with(s))
+    has_keyword(&rest)
+}
+
+fn compact_upper(text: &str) -> String {
+    text.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_uppercase())
+        .collect()
+}
+
+fn has_keyword(compact: &str) -> bool {
+    NAME_KEYWORDS.iter().any(|k| compact.contains(k))
 }
 
 /// True when a value under a sensitive name is worth redacting.
@@ -150,8 +164,12 @@ pub(super) fn is_secret_value(name: &str, value: &str) -> bool {
         && !TRIVIAL_VALUES.iter().any(|t| value.eq_ignore_ascii_case(t))
         && !is_placeholder(value)
         && !same_identifier(name, value)
-        && !(value.len() < 6 && value.bytes().all(|b| b.is_ascii_digit()))
-        && !names_a_secret(value)
+        && !is_small_number(value)
+}
+
+/// `MYSQL_ALLOW_EMPTY_PASSWORD: 1`, `AUTH_TIMEOUT=30`: flags and sizes, not PINs.
+fn is_small_number(value: &str) -> bool {
+    value.len() < 6 && value.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// `token=token`, `ClientSecret => "CLIENT_SECRET"`: the value repeats the name.
@@ -169,8 +187,7 @@ fn same_identifier(name: &str, value: &str) -> bool {
 /// A value that talks about a secret instead of being one: prose such as
 /// `"invalid token"` or an identifier such as `GITHUB_TOKEN`, `mysql_native_password`.
 fn names_a_secret(value: &str) -> bool {
-    let upper = value.to_ascii_uppercase();
-    if !NAME_KEYWORDS.iter().any(|k| upper.contains(k)) {
+    if !has_keyword(&compact_upper(value)) {
         return false;
     }
     let identifier = value.contains(['_', '-', '.'])
@@ -180,10 +197,12 @@ fn names_a_secret(value: &str) -> bool {
     identifier || value.contains(char::is_whitespace)
 }
 
-/// Long enough, or more than one plain word: `hunter2`, `changeme`, `p@ss` but not `error`.
+/// For values found in code or prose: long enough or not a plain word
+/// (`hunter2`, `changeme`, `p@ss`, not `error`), and not about a secret.
 fn plausible(value: &str) -> bool {
     let value = value.trim();
-    value.len() >= 8 || (value.len() >= 4 && !value.bytes().all(|b| b.is_ascii_alphabetic()))
+    (value.len() >= 8 || (value.len() >= 4 && !value.bytes().all(|b| b.is_ascii_alphabetic())))
+        && !names_a_secret(value)
 }
 
 fn env_value(name: &str, value: &str) -> bool {
@@ -237,7 +256,6 @@ mod tests {
             "X-API-KEY",
             "GITHUB_TOKEN",
             "client_secret",
-            "AWS_ACCESS_KEY_ID",
             "private_key",
             "DB_PASSWD",
             "MYSQL_PWD",
@@ -271,6 +289,10 @@ mod tests {
             "auth_mode",
             "token_type",
             "SECRET_SIZE_MIN",
+            "AWS_ACCESS_KEY_ID",
+            "progressToken",
+            "nextToken",
+            "page_token",
         ] {
             assert!(!is_sensitive_name(name), "{name}");
         }
@@ -297,12 +319,11 @@ mod tests {
             "write",
             "1",
             "4096",
-            "invalid token",
-            "GITHUB_TOKEN",
-            "mysql_native_password",
         ] {
             assert!(!is_secret_value("password", value), "{value:?}");
         }
+        // In .env lines and JSON values even a value mentioning a keyword is kept secret.
+        assert!(is_secret_value("DB_PASSWORD", "my-secret-sauce"));
         assert!(!is_secret_value("ClientSecret", "CLIENT_SECRET"));
         for value in [
             "hunter2",
@@ -318,7 +339,16 @@ mod tests {
 
     #[test]
     fn quoted_values_must_be_plausible_secrets() {
-        for value in ["error", "bar", "secret", "T", "//"] {
+        for value in [
+            "error",
+            "bar",
+            "secret",
+            "T",
+            "//",
+            "invalid token",
+            "GITHUB_TOKEN",
+            "mysql_native_password",
+        ] {
             assert!(!accept(Check::QuotedValue, "token", value), "{value}");
         }
         for value in ["hunter2", "changeme", "p@ss", "0123456789abcdef"] {

@@ -89,12 +89,12 @@ fn check_redacted(kind: &str, text: &str, secret: &str, kept: &[&str], count: u3
 fn samples() -> Vec<Sample> {
     let aws_id = format!("{}{}", "AKIA", fake(UPPER_NUM, 16, 1));
     let aws_secret = fake(B64, 40, 2);
-    let gcp = format!("{}{}", "AI", format!("za{}", fake(B64URL, 35, 3)));
+    let gcp = ["AI", "za", &fake(B64URL, 35, 3)].concat();
     let sa_id = fake(HEX, 40, 4);
     let azure = format!("{}==", fake(B64, 86, 5));
     let azure_secret = format!("{}8Q~{}", fake(ALNUM, 3, 6), fake(B64URL, 31, 7));
-    let ghp = format!("{}{}", "gh", format!("p_{}", fake(ALNUM, 36, 8)));
-    let glpat = format!("{}{}", "gl", format!("pat-{}", fake(B64URL, 20, 9)));
+    let ghp = ["gh", "p_", &fake(ALNUM, 36, 8)].concat();
+    let glpat = ["gl", "pat-", &fake(B64URL, 20, 9)].concat();
     let slack = format!(
         "{}-{}-{}-{}",
         "xoxb",
@@ -108,9 +108,9 @@ fn samples() -> Vec<Sample> {
         fake(UPPER_NUM, 10, 14),
         fake(ALNUM, 24, 15)
     );
-    let stripe = format!("{}{}", "sk_li", format!("ve_{}", fake(ALNUM, 24, 16)));
-    let openai = format!("{}{}", "sk-pr", format!("oj-{}", fake(B64URL, 48, 17)));
-    let anthropic = format!("{}{}AA", "sk-an", format!("t-api03-{}", fake(B64URL, 93, 18)));
+    let stripe = ["sk_li", "ve_", &fake(ALNUM, 24, 16)].concat();
+    let openai = ["sk-pr", "oj-", &fake(B64URL, 48, 17)].concat();
+    let anthropic = ["sk-an", "t-api03-", &fake(B64URL, 93, 18), "AA"].concat();
     let rsa = pem("RSA PRIVATE KEY", "\n", 19);
     let jwt = format!(
         "eyJhbGciOiJIUzI1NiJ9.eyJ{}.{}",
@@ -324,8 +324,8 @@ fn unterminated_private_key_is_redacted_to_the_end() {
 
 #[test]
 fn anthropic_keys_are_never_counted_as_openai() {
-    let legacy = format!("{}{}", "sk-an", format!("t-{}", fake(B64URL, 40, 140)));
-    let api03 = format!("{}{}AA", "sk-an", format!("t-api03-{}", fake(B64URL, 93, 141)));
+    let legacy = ["sk-an", "t-", &fake(B64URL, 40, 140)].concat();
+    let api03 = ["sk-an", "t-api03-", &fake(B64URL, 93, 141), "AA"].concat();
     let text = format!("a={legacy} b={api03}");
     let (out, report) = FILTER.filter_text(&text);
     assert_eq!(out, "a=[REDACTED:anthropic_key] b=[REDACTED:anthropic_key]");
@@ -335,7 +335,7 @@ fn anthropic_keys_are_never_counted_as_openai() {
 
 #[test]
 fn openai_key_variants() {
-    let legacy = format!("{}{}", "sk", format!("-{}", fake(ALNUM, 48, 150)));
+    let legacy = ["sk", "-", &fake(ALNUM, 48, 150)].concat();
     check_redacted(
         "openai_key",
         &format!("key: {legacy}."),
@@ -343,7 +343,7 @@ fn openai_key_variants() {
         &["key: ", "."],
         1,
     );
-    let svc = format!("{}{}", "sk-svc", format!("acct-{}", fake(B64URL, 60, 151)));
+    let svc = ["sk-svc", "acct-", &fake(B64URL, 60, 151)].concat();
     check_redacted(
         "openai_key",
         &format!("OPENAI_API_KEY={svc}"),
@@ -355,7 +355,7 @@ fn openai_key_variants() {
 
 #[test]
 fn aws_keys_in_env_and_json() {
-    let id = format!("{}{}", "AS", format!("IA{}", fake(UPPER_NUM, 16, 160)));
+    let id = ["AS", "IA", &fake(UPPER_NUM, 16, 160)].concat();
     let secret = fake(B64, 40, 161);
     let text = format!(
         "{{\"AccessKeyId\": \"{id}\", \"SecretAccessKey\": \"{secret}\", \"Expiration\": \"2030-01-01\"}}"
@@ -368,7 +368,7 @@ fn aws_keys_in_env_and_json() {
     assert!(out.contains("\"Expiration\": \"2030-01-01\""));
     let text = format!(
         "export AWS_ACCESS_KEY_ID={}\n",
-        format!("{}{}", "AK", format!("IA{}", fake(UPPER_NUM, 16, 162)))
+        ["AK", "IA", &fake(UPPER_NUM, 16, 162)].concat()
     );
     let (out, report) = FILTER.filter_text(&text);
     assert_eq!(out, "export AWS_ACCESS_KEY_ID=[REDACTED:aws_access_key]\n");
@@ -395,12 +395,14 @@ fn github_token_variants() {
             1,
         );
     }
-    let pat = format!(
-        "{}{}_{}",
+    let pat = [
         "github_",
-        format!("pat_{}", fake(ALNUM, 22, 175)),
-        fake(ALNUM, 59, 176)
-    );
+        "pat_",
+        &fake(ALNUM, 22, 175),
+        "_",
+        &fake(ALNUM, 59, 176),
+    ]
+    .concat();
     check_redacted(
         "github_token",
         &format!("GH_TOKEN={pat}"),
@@ -408,7 +410,7 @@ fn github_token_variants() {
         &["GH_TOKEN="],
         1,
     );
-    let ghs = format!("{}{}", "gh", format!("s_{}", fake(ALNUM, 36, 177)));
+    let ghs = ["gh", "s_", &fake(ALNUM, 36, 177)].concat();
     let url = format!("https://x-access-token:{ghs}@github.com/acme/repo");
     check_redacted(
         "github_token",
@@ -429,11 +431,7 @@ fn stripe_and_slack_variants() {
         );
         check_redacted("stripe_key", &format!("key {key}"), &key, &["key "], 1);
     }
-    let user = format!(
-        "{}{}",
-        "xo",
-        format!("xp-{}-{}", fake(DIGITS, 12, 185), fake(ALNUM, 32, 186))
-    );
+    let user = ["xo", "xp-", &fake(DIGITS, 12, 185), "-", &fake(ALNUM, 32, 186)].concat();
     check_redacted("slack_token", &format!("SLACK={user}"), &user, &["SLACK="], 1);
 }
 

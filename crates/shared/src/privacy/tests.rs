@@ -61,10 +61,10 @@ fn skip_list_comes_from_config() {
 
 #[test]
 fn filter_value_cleans_a_claude_code_post_tool_use_payload() {
-    let ghp = format!("{}{}", "gh", format!("p_{}", fake(ALNUM, 36, 300)));
-    let ant = format!("{}{}", "sk-an", format!("t-api03-{}", fake(B64URL, 93, 301)));
+    let ghp = ["gh", "p_", &fake(ALNUM, 36, 300)].concat();
+    let ant = ["sk-an", "t-api03-", &fake(B64URL, 93, 301)].concat();
     let mcp_key = format!("plain{}", fake(ALNUM, 12, 302));
-    let aws = format!("{}{}", "AK", format!("IA{}", fake(UPPER_NUM, 16, 303)));
+    let aws = ["AK", "IA", &fake(UPPER_NUM, 16, 303)].concat();
     let mut payload = json!({
         "session_id": "0b7c2f1e-7d4a-4a55-9d0b-6f3d2a1c9e88",
         "transcript_path": "/home/dev/.claude/projects/cairn/0b7c2f1e.jsonl",
@@ -178,7 +178,7 @@ fn filter_value_handles_scalars_empty_and_deep_values() {
 #[test]
 fn steps_run_in_order_strip_redact_cap() {
     // A secret inside a private span is stripped, not redacted.
-    let key = format!("{}{}", "gh", format!("p_{}", fake(ALNUM, 36, 310)));
+    let key = ["gh", "p_", &fake(ALNUM, 36, 310)].concat();
     let (out, report) = FILTER.filter_text(&format!("a <private>{key}</private> b"));
     assert_eq!(out, "a  b");
     assert_eq!(report.private_spans, 1);
@@ -387,11 +387,8 @@ fn generated_strings_never_panic_respect_the_cap_and_are_idempotent() {
         .into_iter()
         .map(|max| (max.max(MIN_FIELD_BYTES), filter_with_max(max)))
         .collect();
-    let mut rng = Lcg(std::env::var("SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(42));
-    for case in 0..8000 {
+    let mut rng = Lcg(42);
+    for case in 0..400 {
         let input = generate(&mut rng);
         let (max, filter) = &filters[case % filters.len()];
         let (once, report) = filter.filter_text(&input);

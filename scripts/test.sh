@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh machine too: services, formatting, lints, tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/services.sh
+ensure_services
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/cairn-target}"
+export CAIRN_TEST_DATABASE_URL="${CAIRN_TEST_DATABASE_URL:-$CAIRN_PG_ADMIN_URL}"
+
+# Databases left by earlier runs (each test makes its own).
+psql "$CAIRN_TEST_DATABASE_URL" -Atqc "SELECT datname FROM pg_database WHERE datname LIKE 'cairn_test_%'" |
+    while read -r db; do psql "$CAIRN_TEST_DATABASE_URL" -qc "DROP DATABASE IF EXISTS \"$db\"" || true; done
+
+cargo fmt --all --check
+cargo clippy --workspace --all-targets -- -D warnings
+cargo test --workspace
