@@ -58,10 +58,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         AdminCommand::Migrate => println!("migrations applied"),
         AdminCommand::Bootstrap { url } => {
             let key = required(&ProcessEnv, "CAIRN_JWT_SECRET", "the API's token signing secret")?;
-            let key = SigningKey::new(key.into_bytes()).map_err(|e| anyhow::anyhow!("CAIRN_JWT_SECRET {e}"))?;
+            let key =
+                SigningKey::new(key.into_bytes()).map_err(|e| anyhow::anyhow!("CAIRN_JWT_SECRET {e}"))?;
             match bootstrap::bootstrap_if_empty(&pool, &TokenSigner::new(&key)).await? {
                 Some(done) => println!("{}", done.banner(&url)),
-                None => println!("already bootstrapped: a team exists; mint more tokens with POST /v1/admin/tokens"),
+                None => println!(
+                    "already bootstrapped: a team exists; mint more tokens with POST /v1/admin/tokens"
+                ),
             }
         }
     }

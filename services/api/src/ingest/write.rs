@@ -20,6 +20,8 @@ use crate::{
     },
 };
 
+// Built once per event and moved straight into the answer; boxing would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 pub enum Written {
     Stored {
         event: EventRow,
@@ -171,11 +173,9 @@ async fn apply_plan(
             let job = jobs::join_turn(
                 conn,
                 project,
-                session.id,
-                turn,
+                (session.id, turn),
                 event_id,
-                coalescing.max_turn_events,
-                coalescing.turn_idle,
+                coalescing,
                 ev.seal_now,
             )
             .await?;

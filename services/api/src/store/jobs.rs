@@ -54,11 +54,9 @@ macro_rules! columns {
 pub async fn join_turn(
     conn: &mut PgConnection,
     project: ProjectRef,
-    session_id: Uuid,
-    prompt_number: i32,
+    (session_id, prompt_number): (Uuid, i32),
     event_id: Uuid,
-    max_events: i32,
-    idle: std::time::Duration,
+    policy: &crate::config::Coalescing,
     seal_now: bool,
 ) -> sqlx::Result<JobRow> {
     let job_id = Uuid::now_v7();
@@ -83,8 +81,8 @@ pub async fn join_turn(
     .bind(session_id)
     .bind(event_id)
     .bind(prompt_number)
-    .bind(max_events)
-    .bind(idle)
+    .bind(policy.max_turn_events)
+    .bind(policy.turn_idle)
     .bind(seal_now)
     .fetch_one(conn)
     .await
