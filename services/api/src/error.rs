@@ -69,6 +69,13 @@ impl From<sqlx::Error> for ApiError {
                 tracing::error!(error = %err, "database unavailable");
                 Self::unavailable("the database is unavailable; retry later")
             }
+            // Text Postgres cannot store (U+0000) in any field.
+            sqlx::Error::Database(db) if matches!(db.code().as_deref(), Some("22021" | "22P05")) => {
+                Self::unprocessable(
+                    "invalid_characters",
+                    "the request holds a character that cannot be stored (U+0000)",
+                )
+            }
             // Input that slipped past validation and hit a CHECK or a foreign key.
             sqlx::Error::Database(db)
                 if matches!(db.code().as_deref(), Some("23514" | "23503" | "22P02" | "22001")) =>

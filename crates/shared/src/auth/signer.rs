@@ -67,10 +67,10 @@ impl TokenSigner {
         let mut validation = Validation::new(Algorithm::HS256);
         validation.algorithms = vec![Algorithm::HS256];
         validation.set_issuer(&[ISSUER]);
-        // Expiry is optional (long-lived team tokens); when present it is checked here
-        // and again against the row.
+        // Expiry is the row's to decide (`expires_at`, checked on every use, cached or not),
+        // so an expired token gets a precise `token_expired` rather than a signature error.
         validation.required_spec_claims = ["iss".to_string()].into_iter().collect();
-        validation.leeway = 5;
+        validation.validate_exp = false;
         Self {
             encoding: EncodingKey::from_secret(&key.0),
             decoding: DecodingKey::from_secret(&key.0),

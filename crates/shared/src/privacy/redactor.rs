@@ -69,9 +69,10 @@ impl SecretRedactor {
     /// The text with every secret replaced by `[REDACTED:<kind>]`, or `None`
     /// when nothing was redacted. Clean text costs one scan and no allocation.
     ///
-    /// A later rule can cut into text an earlier rule matched (a `.env` value
-    /// swallowing half of a PEM block), so rounds repeat until nothing
-    /// changes: the result is a fixed point and filtering twice is a no-op.
+    /// Rules run in table order, each on the previous one's output. Should a
+    /// replacement change what an earlier rule sees, rounds repeat until
+    /// nothing changes (in practice: one round, then one scan to confirm), so
+    /// the result is a fixed point and filtering twice is a no-op.
     pub(super) fn redact(&self, text: &str, report: &mut FilterReport) -> Option<String> {
         if text.len() < MIN_REDACT_LEN {
             return None;

@@ -136,6 +136,32 @@ fn filter_value_cleans_a_claude_code_post_tool_use_payload() {
 }
 
 #[test]
+fn string_values_under_secret_keys_are_redacted_whole() {
+    let mut value = json!({
+        "headers": {"Authorization": "Bearer not-random-enough", "Accept": "application/json"},
+        "db": {"password": "admin", "passwordHint": "the usual one", "user": "bob"},
+        "author": "Jane Doe",
+        "auth_mode": "token",
+        "max_tokens": 4096,
+        "api_key": "$OPENAI_API_KEY",
+        "secrets": ["listed values are not keyed"],
+        "client_secret": ""
+    });
+    let report = FILTER.filter_value(&mut value);
+    assert_eq!(value["headers"]["Authorization"], "[REDACTED:env_assignment]");
+    assert_eq!(value["db"]["password"], "[REDACTED:env_assignment]");
+    assert_eq!(value["db"]["passwordHint"], "[REDACTED:env_assignment]");
+    assert_eq!(report.redactions.get("env_assignment"), Some(&3), "{report:?}");
+    assert_eq!(value["headers"]["Accept"], "application/json");
+    assert_eq!(value["db"]["user"], "bob");
+    assert_eq!(value["author"], "Jane Doe");
+    assert_eq!(value["auth_mode"], "token");
+    assert_eq!(value["api_key"], "$OPENAI_API_KEY");
+    assert_eq!(value["secrets"][0], "listed values are not keyed");
+    assert_eq!(value["client_secret"], "");
+}
+
+#[test]
 fn filter_value_handles_scalars_empty_and_deep_values() {
     for mut v in [
         json!(null),

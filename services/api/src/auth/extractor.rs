@@ -15,6 +15,7 @@ pub struct Auth {
     /// Set for project tokens: the only project they can touch.
     pub project_id: Option<Uuid>,
     pub scopes: Vec<Scope>,
+    pub expires_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl Auth {
@@ -66,7 +67,11 @@ impl FromRequestParts<AppState> for Auth {
 async fn authenticate(state: &AppState, token: &str) -> Result<Auth, ApiError> {
     let invalid = || ApiError::forbidden("invalid_token", "the token is not valid");
     let claims = state.signer.verify(token).map_err(|_| invalid())?;
+    let expired = || ApiError::forbidden("token_expired", "the token has expired");
     if let Some(auth) = state.tokens.get(claims.jti) {
+        if auth.expires_at.is_some_and(|at| at <= chrono::Utc::now()) {
+            return Err(expired());
+        }
         return Ok(auth);
     }
     let row = tokens::load_for_auth(&state.pool, claims.jti)
@@ -79,13 +84,14 @@ async fn authenticate(state: &AppState, token: &str) -> Result<Auth, ApiError> {
         return Err(ApiError::forbidden("token_revoked", "the token has been revoked"));
     }
     if !row.token.is_usable(chrono::Utc::now()) {
-        return Err(ApiError::forbidden("token_expired", "the token has expired"));
+        return Err(expired());
     }
     let auth = Auth {
         token_id: row.token.id,
         team_id: row.token.team_id,
         project_id: row.token.project_id,
         scopes: row.token.scopes(),
+        expires_at: row.token.expires_at,
     };
     state.tokens.put(auth.clone());
     let pool = state.pool.clone();

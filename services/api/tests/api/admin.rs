@@ -126,12 +126,8 @@ async fn teams_and_projects_are_created_once_per_slug_and_slugs_are_validated() 
             &json!({"teamId": Uuid::new_v4(), "slug": "ghost"}),
         )
         .await;
-    assert_ne!(
-        res.0 / 100,
-        5,
-        "a project in an unknown team is refused, not a crash: {}",
-        res.1
-    );
+    // A superadmin naming a team that does not exist: refused by the database's foreign key.
+    assert_error("project in an unknown team", res, (422, "constraint_violation"));
 
     // A plain team admin creates no teams.
     let plain = app
@@ -335,7 +331,6 @@ async fn a_token_stops_working_once_it_expires() {
 }
 
 #[tokio::test]
-#[ignore = "bug: the auth cache serves a token past its expiresAt for up to CAIRN_AUTH_CACHE_TTL_MS"]
 async fn an_expired_token_is_refused_even_while_it_is_still_in_the_auth_cache() {
     let app = spawn_app().await;
     let expires = now_ms() + 1000;

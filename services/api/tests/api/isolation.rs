@@ -230,6 +230,15 @@ async fn a_token_of_another_team_gets_404_for_every_id_and_cannot_write_into_the
     assert_eq!(list["total"], 0, "{list}");
     assert_eq!(list["jobs"], json!([]));
 
+    let (status, info) = app.get("/v1/info", t).await;
+    assert_eq!(status, 200);
+    assert!(
+        info["queue"].as_object().unwrap().values().all(|n| n == 0),
+        "B's queue counts hold none of A's jobs: {info}"
+    );
+    let (_, info) = app.get("/v1/info", Some(&app.admin_token)).await;
+    assert_eq!(info["queue"]["queued"], jobs.len(), "{info}");
+
     // A's administration is out of reach of B's (non-superadmin) admin token.
     let a_ingest_token: Uuid =
         sqlx::query_scalar("SELECT id FROM api_tokens WHERE name = 'bootstrap ingest'")

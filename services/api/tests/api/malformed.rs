@@ -5,7 +5,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::helpers::{TestApp, spawn_app};
+use crate::helpers::{TestApp, cc, spawn_app};
 
 /// Which credential a row sends.
 #[derive(Clone)]
@@ -94,9 +94,16 @@ fn rows(app: &TestApp) -> Vec<Row> {
     let hooks = "/v1/hooks/claude-code";
     let random = Uuid::new_v4();
     let big = "x".repeat(300 * 1024);
-    let mut tampered = app.ingest_token.clone();
-    let last = tampered.pop().unwrap();
-    tampered.push(if last == 'A' { 'B' } else { 'A' });
+    // The ingest token with the first character of its signature changed.
+    let (signed, signature) = app.ingest_token.rsplit_once('.').unwrap();
+    let first = if signature.starts_with('A') { 'B' } else { 'A' };
+    let tampered = format!("{signed}.{first}{}", &signature[1..]);
+    let nest = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    let deep = format!(r#"{{"session_id":"s","hook_event_name":"Stop","x":{}}}"#, nest(300));
+    let deep_event = format!(
+        r#"{{"projectId":"default","sourceType":"api","eventType":"e","occurredAtEpoch":1,"payload":{}}}"#,
+        nest(300)
+    );
     let batch_of = |n: usize| json_bytes(json!({"events": vec![event(json!({})); n]}));
 
     vec![
@@ -119,6 +126,7 @@ fn rows(app: &TestApp) -> Vec<Row> {
         row("hook: unknown agent", post.clone(), "/v1/hooks/cursor", Ingest, hook(json!({})), JSON, (404, "unknown_agent")),
         row("hook: team token without ?project", post.clone(), hooks, Admin, hook(json!({})), JSON, (400, "project_required")),
         row("hook: unknown ?project", post.clone(), format!("{hooks}?project=nope"), Admin, hook(json!({})), JSON, (404, "project_not_found")),
+        row("hook: nested deeper than the JSON parser allows", post.clone(), hooks, Ingest, bytes(&deep), JSON, (400, "invalid_json")),
         row("hook: over CAIRN_MAX_BODY_BYTES", post.clone(), hooks, Ingest, hook(json!({"pad": big})), JSON, (413, "payload_too_large")),
         // POST /v1/events.
         row("event: invalid JSON", post.clone(), "/v1/events", Ingest, bytes(r#"{"projectId": "#), JSON, (400, "invalid_json")),
@@ -140,6 +148,7 @@ fn rows(app: &TestApp) -> Vec<Row> {
         row("event: ?generate is not a bool", post.clone(), "/v1/events?generate=maybe", Ingest, json_bytes(event(json!({}))), JSON, (400, "invalid_query")),
         row("event: no content-type", post.clone(), "/v1/events", Ingest, json_bytes(event(json!({}))), None, (415, "unsupported_media_type")),
         row("event: text/plain", post.clone(), "/v1/events", Ingest, json_bytes(event(json!({}))), Some("text/plain"), (415, "unsupported_media_type")),
+        row("event: payload nested too deep", post.clone(), "/v1/events", Ingest, bytes(&deep_event), JSON, (400, "invalid_json")),
         row("event: over CAIRN_MAX_BODY_BYTES", post.clone(), "/v1/events", Ingest, json_bytes(event(json!({"payload": {"pad": big}}))), JSON, (413, "payload_too_large")),
         // POST /v1/events/batch.
         row("batch: no events", post.clone(), "/v1/events/batch", Ingest, batch_of(0), JSON, (422, "invalid_batch")),
@@ -160,6 +169,7 @@ fn rows(app: &TestApp) -> Vec<Row> {
         row("session start: no projectId", post.clone(), "/v1/sessions/start", Ingest, bytes("{}"), JSON, (422, "invalid_body")),
         row("session start: id over 256 chars", post.clone(), "/v1/sessions/start", Ingest, json_bytes(json!({"projectId": "default", "externalSessionId": "s".repeat(257)})), JSON, (422, "invalid_field")),
         row("session: id not a uuid", get.clone(), "/v1/sessions/not-a-uuid", Ingest, None, None, (400, "invalid_path")),
+        row("session: id is not UTF-8", get.clone(), "/v1/sessions/%FF", Ingest, None, None, (400, "invalid_path")),
         row("session end: id not a uuid", post.clone(), "/v1/sessions/not-a-uuid/end", Ingest, bytes("{}"), JSON, (400, "invalid_path")),
         row("session: unknown id", get.clone(), format!("/v1/sessions/{random}"), Ingest, None, None, (404, "session_not_found")),
         row("event: id not a uuid", get.clone(), "/v1/events/42", Ingest, None, None, (400, "invalid_path")),
@@ -280,7 +290,17 @@ async fn every_malformed_request_answers_its_documented_4xx_code_and_stores_noth
         .post("/v1/events", Some(&app.ingest_token), &event(json!({})))
         .await;
     assert_eq!(status, 201, "{res}");
-    assert_eq!(app.count("SELECT count(*) FROM agent_events").await, 1);
+    // The hook adapter reads the raw body whatever its content type says.
+    let (status, res) = app
+        .post_raw(
+            "/v1/hooks/claude-code",
+            Some(&app.ingest_token),
+            hook(json!({})).unwrap(),
+            "text/plain",
+        )
+        .await;
+    assert_eq!((status, res), (200, json!({})));
+    assert_eq!(app.count("SELECT count(*) FROM agent_events").await, 2);
 }
 
 async fn get_with_request_id(app: &TestApp, path: &str, id: Option<&str>) -> (u16, String, Value) {
@@ -333,4 +353,69 @@ async fn a_well_formed_client_request_id_is_echoed_and_an_invalid_one_is_replace
     let (_, second, _) = get_with_request_id(&app, "/v1/sessions/not-a-uuid", None).await;
     assert!(is_generated_id(&first) && is_generated_id(&second));
     assert_ne!(first, second);
+}
+
+#[tokio::test]
+async fn a_nul_character_in_any_stored_string_is_refused_or_stored_never_a_server_error() {
+    let app = spawn_app().await;
+    let nul = "a\u{0}b";
+    let requests: Vec<(&str, &str, Value)> = vec![
+        (
+            "hook prompt",
+            "/v1/hooks/claude-code",
+            cc("s1", "UserPromptSubmit", json!({"prompt": nul})),
+        ),
+        (
+            "hook session_id",
+            "/v1/hooks/claude-code",
+            cc(nul, "Stop", json!({})),
+        ),
+        (
+            "hook cwd",
+            "/v1/hooks/claude-code",
+            cc("s3", "Stop", json!({"cwd": nul})),
+        ),
+        (
+            "hook tool_input",
+            "/v1/hooks/claude-code",
+            cc(
+                "s4",
+                "PostToolUse",
+                json!({"tool_name": "Bash", "tool_use_id": "t", "tool_input": {"c": nul}}),
+            ),
+        ),
+        ("event eventType", "/v1/events", event(json!({"eventType": nul}))),
+        (
+            "event payload",
+            "/v1/events",
+            event(json!({"payload": {"x": nul}})),
+        ),
+        (
+            "event contentSessionId",
+            "/v1/events",
+            event(json!({"contentSessionId": nul})),
+        ),
+        (
+            "session externalSessionId",
+            "/v1/sessions/start",
+            json!({"projectId": "default", "externalSessionId": nul}),
+        ),
+        (
+            "memory content",
+            "/v1/memories",
+            json!({"projectId": "default", "content": nul}),
+        ),
+    ];
+    let mut server_errors = vec![];
+    for (name, path, body) in requests {
+        let (status, res) = app.post(path, Some(&app.ingest_token), &body).await;
+        if status >= 500 {
+            server_errors.push(format!("{name}: {status} {res}"));
+        }
+    }
+    assert!(
+        server_errors.is_empty(),
+        "a NUL character is client input: store it (escaped or stripped) or answer 4xx, not 5xx:\n{}",
+        server_errors.join("\n")
+    );
 }
