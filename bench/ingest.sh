@@ -111,6 +111,9 @@ TOKEN=$(awk '/ingest token/ { if ((getline line) > 0) { gsub(/[[:space:]]/, "", 
 [[ -n $TOKEN ]] || { cat "$API_LOG" >&2; die "no ingest token in the bootstrap banner (is $DB really empty?)"; }
 
 rss_kb() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$API_PID/status"; }
+# CPU time (user + system) the API has used so far, in clock ticks.
+CLK_TCK=$(getconf CLK_TCK)
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$API_PID/stat"; }
 RSS_IDLE=$(rss_kb VmRSS)
 log "API up (pid $API_PID), idle RSS ${RSS_IDLE} kB"
 
@@ -123,13 +126,16 @@ probe=$(curl -s -w '\n%{http_code}' -X POST "$URL" \
 [[ ${probe##*$'\n'} == 2?? ]] || die "probe request answered ${probe##*$'\n'}: ${probe%$'\n'*}"
 
 # ---------------------------------------------------------------- 4. wrk
-# run_wrk <label> <connections> <seconds>: prints "requests non2xx p50_us p99_us events_per_s"
+# run_wrk <label> <connections> <seconds>:
+# prints "requests non2xx p50_us p99_us events_per_s api_cpu_us_per_event"
 run_wrk() {
-    local label=$1 conns=$2 secs=$3 out=$WORK/wrk-$1.txt
+    local label=$1 conns=$2 secs=$3 out=$WORK/wrk-$1.txt cpu0 cpu1
+    cpu0=$(cpu_ticks)
     wrk -t"$THREADS" -c"$conns" -d"${secs}s" --timeout 10s --latency \
         -s "$BENCH_DIR/ingest.lua" -H "Authorization: Bearer $TOKEN" "$URL" \
         -- "$label-$STAMP" "$BENCH_DIR/tool_response.txt" >"$out" 2>&1 ||
         { cat "$out" >&2; die "wrk failed ($label)"; }
+    cpu1=$(cpu_ticks)
     local result
     result=$(grep '^WRK_RESULT' "$out") || { cat "$out" >&2; die "no WRK_RESULT line from wrk ($label)"; }
     # Turn "k=v k=v" into shell variables w_k.
@@ -151,18 +157,20 @@ run_wrk() {
         cat "$out" >&2
         die "$label: socket errors (connect $w_connect_errors, read $w_read_errors, write $w_write_errors, timeout $w_timeouts)"
     fi
-    echo "$w_requests $w_non2xx $w_p50_us $w_p99_us $(awk -v r="$w_requests" -v d="$w_duration_us" 'BEGIN { printf "%.0f", r / (d / 1e6) }')"
+    echo "$w_requests $w_non2xx $w_p50_us $w_p99_us" \
+        "$(awk -v r="$w_requests" -v d="$w_duration_us" 'BEGIN { printf "%.0f", r / (d / 1e6) }')" \
+        "$(awk -v t=$((cpu1 - cpu0)) -v hz="$CLK_TCK" -v r="$w_requests" 'BEGIN { printf "%.0f", (r > 0 ? t / hz * 1e6 / r : 0) }')"
 }
 
 log "wrk warm-up: ${WARMUP_SECS}s at -t$THREADS -c32 (discarded)"
 run_wrk warmup 32 "$WARMUP_SECS" >/dev/null
-declare -A C_EPS C_P50 C_P99
+declare -A C_EPS C_P50 C_P99 C_CPU
 for c in $CONCURRENCY; do
     log "wrk: ${DURATION_SECS}s at -t$THREADS -c$c"
     res=$(run_wrk "c$c" "$c" "$DURATION_SECS")
-    read -r _ _ p50 p99 eps <<<"$res"
-    C_EPS[$c]=$eps C_P50[$c]=$p50 C_P99[$c]=$p99
-    log "  cairn c$c: $eps events/s, p50 ${p50} us, p99 ${p99} us"
+    read -r _ _ p50 p99 eps cpu <<<"$res"
+    C_EPS[$c]=$eps C_P50[$c]=$p50 C_P99[$c]=$p99 C_CPU[$c]=$cpu
+    log "  cairn c$c: $eps events/s, p50 ${p50} us, p99 ${p99} us, API CPU ${cpu} us/event"
 done
 
 # ---------------------------------------------------------------- 6. memory under load
@@ -216,7 +224,8 @@ done
 # ---------------------------------------------------------------- 7. report
 ms() { awk -v u="$1" 'BEGIN { printf "%.2f", u / 1000 }'; }
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
-API_WARN=$(grep -cE '\b(WARN|ERROR)\b' "$API_LOG" || true)
+strip_ansi() { sed 's/\x1b\[[0-9;]*m//g' "$@"; }
+API_WARN=$(strip_ansi "$API_LOG" | grep -cE '^[^ ]+ +(WARN|ERROR) ' || true)
 {
     echo "Cairn ingest benchmark, $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
     echo "git $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && [[ -n $(git status --porcelain 2>/dev/null) ]] && echo ' (dirty tree)'), $(nproc) CPUs shared by API + Postgres + load generator, $(psql -d postgres -Atqc 'SHOW server_version')"
@@ -234,13 +243,17 @@ API_WARN=$(grep -cE '\b(WARN|ERROR)\b' "$API_LOG" || true)
     done
     echo "(ratio = cairn events/s / pgbench tps)"
     echo
+    printf 'cairn-api CPU per event:'
+    for c in $CONCURRENCY; do printf ' c%s %s us' "$c" "${C_CPU[$c]}"; done
+    echo
     echo "cairn-api RSS: idle $(mib "$RSS_IDLE"); after c$(echo $CONCURRENCY | awk '{ print $NF }') run $(mib "$RSS_LOAD"), peak (VmHWM) $(mib "$RSS_PEAK")"
     echo "events stored: $STORED (2xx answers: $TOTAL_OK), generation jobs: $JOBS, API warn/error log lines: $API_WARN"
     echo "raw output: ${WORK#"$ROOT"/}/"
+    if ((API_WARN > 0)); then
+        echo
+        echo "API warnings/errors by message (full log: ${API_LOG#"$ROOT"/}):"
+        strip_ansi "$API_LOG" | grep -E '^[^ ]+ +(WARN|ERROR) ' | sed -E 's/^[^ ]+ +//' |
+            sort | uniq -c | sort -rn | head -20
+    fi
 } | tee "$REPORT"
-if ((API_WARN > 0)); then
-    echo
-    echo "API warnings/errors (first 20, full log in $API_LOG):"
-    grep -E '\b(WARN|ERROR)\b' "$API_LOG" | head -20
-fi
 log "report written to ${REPORT#"$ROOT"/}"
