@@ -185,6 +185,9 @@ kill -0 "$API_PID" 2>/dev/null || die "cairn-api died during the run; see $API_L
 sleep 1
 STORED=$(psql -d "$DB" -Atqc "SELECT count(*) FROM agent_events WHERE source_adapter = 'claude-code'")
 JOBS=$(psql -d "$DB" -Atqc "SELECT count(*) FROM generation_jobs")
+# A request cancelled by a client disconnect must not leave its pooled
+# connection inside a transaction; wrk disconnects at the end of every run.
+IDLE_IN_TX=$(psql -d postgres -Atqc "SELECT count(*) FROM pg_stat_activity WHERE datname = '$DB' AND state LIKE 'idle in transaction%'")
 TOTAL_OK=$((1 + $(awk '/^WRK_RESULT/ { for (i = 2; i <= NF; i++) if (sub(/^requests=/, "", $i)) s += $i } END { print s + 0 }' "$WORK"/wrk-*.txt)))
 MAX_IN_FLIGHT=32
 for c in $CONCURRENCY; do MAX_IN_FLIGHT=$((MAX_IN_FLIGHT + c)); done
@@ -248,6 +251,7 @@ API_WARN=$(strip_ansi "$API_LOG" | grep -cE '^[^ ]+ +(WARN|ERROR) ' || true)
     echo
     echo "cairn-api RSS: idle $(mib "$RSS_IDLE"); after c$(echo $CONCURRENCY | awk '{ print $NF }') run $(mib "$RSS_LOAD"), peak (VmHWM) $(mib "$RSS_PEAK")"
     echo "events stored: $STORED (2xx answers: $TOTAL_OK), generation jobs: $JOBS, API warn/error log lines: $API_WARN"
+    echo "API connections left idle in transaction after the wrk runs: $IDLE_IN_TX"
     echo "raw output: ${WORK#"$ROOT"/}/"
     if ((API_WARN > 0)); then
         echo
