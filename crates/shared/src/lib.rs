@@ -7,6 +7,7 @@ pub mod config;
 pub mod db;
 pub mod jobs;
 pub mod privacy;
+pub mod redis_conn;
 pub mod telemetry;
 pub mod tenancy;
 pub mod time;

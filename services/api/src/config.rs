@@ -22,6 +22,8 @@ pub struct ApiConfig {
     pub coalescing: Coalescing,
     /// Bootstrap a default team, project and tokens on an empty database.
     pub bootstrap: bool,
+    /// Health reports `degraded` once a due job has waited this long.
+    pub queue_age_degraded: Duration,
 }
 
 #[derive(Clone, Debug)]
@@ -86,6 +88,7 @@ impl ApiConfig {
                 turn_idle: millis(env, "CAIRN_TURN_IDLE_MS", 120_000)?,
             },
             bootstrap: parsed(env, "CAIRN_BOOTSTRAP", true)?,
+            queue_age_degraded: millis(env, "CAIRN_QUEUE_AGE_DEGRADED_MS", 600_000)?,
         })
     }
 }

@@ -1,45 +1,32 @@
-//! `cairn-generator`: the generation workers. For now it starts, waits until
-//! the API has applied every migration this build knows, and idles until
-//! SIGTERM; claiming and running jobs is the next step (see README, Status).
+//! `cairn-generator`: reads its configuration, runs the workers until
+//! SIGTERM or Ctrl-C, then drains (see `worker::run`).
 
-use std::time::Duration;
-
-use cairn_shared::{
-    config::{ProcessEnv, StoreConfig},
-    db,
-};
+use cairn_generator::{config::GeneratorConfig, worker};
+use cairn_shared::config::ProcessEnv;
+use tokio_util::sync::CancellationToken;
 
 #[tokio::main]
 async fn main() {
-    cairn_shared::telemetry::init("info,sqlx=warn");
-    let config = match StoreConfig::from_env(&ProcessEnv) {
+    cairn_shared::telemetry::init("info,sqlx=warn,apalis=warn,apalis_core=warn,apalis_redis=warn");
+    let config = match GeneratorConfig::from_env(&ProcessEnv) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("cairn-generator: configuration error: {e}");
             std::process::exit(2);
         }
     };
-    if let Err(e) = run(config).await {
+    let shutdown = CancellationToken::new();
+    tokio::spawn({
+        let shutdown = shutdown.clone();
+        async move {
+            shutdown_signal().await;
+            shutdown.cancel();
+        }
+    });
+    if let Err(e) = worker::run(config, shutdown).await {
         eprintln!("cairn-generator: {e:#}");
         std::process::exit(1);
     }
-}
-
-async fn run(config: StoreConfig) -> anyhow::Result<()> {
-    let pool = db::connect(&config).await?;
-    // The API applies migrations; the generator waits for them rather than racing.
-    let mut waited = 0;
-    while !db::check_schema(&pool).await? {
-        if waited % 10 == 0 {
-            tracing::info!("waiting for cairn-api to apply the database migrations");
-        }
-        waited += 1;
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
-    tracing::info!("schema is current; cairn-generator is idle until job processing lands");
-    shutdown_signal().await;
-    tracing::info!("cairn-generator stopping");
-    Ok(())
 }
 
 async fn shutdown_signal() {

@@ -7,4 +7,4 @@ mod status;
 mod wakeup;
 
 pub use status::{JobStatus, JobType};
-pub use wakeup::{JobWakeup, Transport, WakeupPublisher, wakeup_queue_name};
+pub use wakeup::{JobWakeup, Transport, WakeupPublisher, wakeup_config, wakeup_queue_name};

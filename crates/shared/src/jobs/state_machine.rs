@@ -1,18 +1,44 @@
 //! The job state machine (docs/state-machine.md). Every status change of a
-//! generation job goes through `apply`: one conditional UPDATE on the expected
-//! current status (and, leaving `processing`, on the lock owner), which also
-//! appends the transition to `generation_job_events`. A transition that
-//! matches no row is a `Refused` error carrying the status actually found.
+//! generation job goes through this module: one conditional UPDATE on the
+//! expected current status (and, leaving `processing`, on the lock owner),
+//! which appends the transition to `generation_job_events` in the same
+//! statement. A transition on one job that matches no row is a `Refused`
+//! error carrying the status actually found.
+//!
+//! Set-wise transitions (`claim`, `rescue_expired`) act on whichever rows
+//! qualify and return them; `heartbeat` extends a lease without changing a
+//! status, so it logs nothing.
 
-use sqlx::PgExecutor;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+use sqlx::{PgConnection, PgExecutor, prelude::FromRow};
 use uuid::Uuid;
 
 use super::JobStatus;
 
-/// A change of status, with what it needs.
+/// A change of status of one job, with what it needs.
 #[derive(Clone, Debug)]
 pub enum Transition<'a> {
-    /// queued → cancelled, processing → cancelled (operator).
+    /// processing → completed, by the lock owner; in the transaction that writes the job's rows.
+    Complete { worker: &'a str, usage: Option<&'a Value> },
+    /// processing → queued, by the lock owner, due again at `at`.
+    RetryLater {
+        worker: &'a str,
+        at: DateTime<Utc>,
+        error: &'a str,
+        usage: Option<&'a Value>,
+    },
+    /// processing → failed, by the lock owner (not retryable, or attempts used up).
+    Fail {
+        worker: &'a str,
+        error: &'a str,
+        usage: Option<&'a Value>,
+    },
+    /// processing → queued, by the lock owner shutting down; the attempt is not counted.
+    Release { worker: &'a str },
+    /// queued → cancelled, processing → cancelled (operator; overrides the lease).
     Cancel { actor: &'a str },
     /// failed | cancelled → queued (operator, audited by the caller).
     OperatorRetry { actor: &'a str },
@@ -21,6 +47,10 @@ pub enum Transition<'a> {
 impl Transition<'_> {
     pub fn name(&self) -> &'static str {
         match self {
+            Transition::Complete { .. } => "complete",
+            Transition::RetryLater { .. } => "retry_later",
+            Transition::Fail { .. } => "fail",
+            Transition::Release { .. } => "release",
             Transition::Cancel { .. } => "cancel",
             Transition::OperatorRetry { .. } => "operator_retry",
         }
@@ -29,6 +59,10 @@ impl Transition<'_> {
     /// The states this transition may leave.
     pub fn from(&self) -> &'static [JobStatus] {
         match self {
+            Transition::Complete { .. }
+            | Transition::RetryLater { .. }
+            | Transition::Fail { .. }
+            | Transition::Release { .. } => &[JobStatus::Processing],
             Transition::Cancel { .. } => &[JobStatus::Queued, JobStatus::Processing],
             Transition::OperatorRetry { .. } => &[JobStatus::Failed, JobStatus::Cancelled],
         }
@@ -36,20 +70,88 @@ impl Transition<'_> {
 
     pub fn to(&self) -> JobStatus {
         match self {
+            Transition::Complete { .. } => JobStatus::Completed,
+            Transition::RetryLater { .. } | Transition::Release { .. } | Transition::OperatorRetry { .. } => {
+                JobStatus::Queued
+            }
+            Transition::Fail { .. } => JobStatus::Failed,
             Transition::Cancel { .. } => JobStatus::Cancelled,
-            Transition::OperatorRetry { .. } => JobStatus::Queued,
         }
     }
 
     fn actor(&self) -> &str {
         match self {
+            Transition::Complete { worker, .. }
+            | Transition::RetryLater { worker, .. }
+            | Transition::Fail { worker, .. }
+            | Transition::Release { worker } => worker,
             Transition::Cancel { actor } | Transition::OperatorRetry { actor } => actor,
         }
     }
 
-    /// The SET clause; `$3` is bound to the actor.
+    /// Leaving `processing` on the worker's behalf requires holding the lock.
+    fn lock_owner(&self) -> Option<&str> {
+        match self {
+            Transition::Complete { worker, .. }
+            | Transition::RetryLater { worker, .. }
+            | Transition::Fail { worker, .. }
+            | Transition::Release { worker } => Some(worker),
+            Transition::Cancel { .. } | Transition::OperatorRetry { .. } => None,
+        }
+    }
+
+    fn next_attempt_at(&self) -> Option<DateTime<Utc>> {
+        match self {
+            Transition::RetryLater { at, .. } => Some(*at),
+            _ => None,
+        }
+    }
+
+    fn error(&self) -> Option<&str> {
+        match self {
+            Transition::RetryLater { error, .. } | Transition::Fail { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+
+    fn usage(&self) -> Option<&Value> {
+        match self {
+            Transition::Complete { usage, .. }
+            | Transition::RetryLater { usage, .. }
+            | Transition::Fail { usage, .. } => *usage,
+            _ => None,
+        }
+    }
+
+    /// What the job's event log keeps beside from/to.
+    fn detail(&self) -> Value {
+        match self {
+            Transition::RetryLater { at, error, .. } => json!({ "next_attempt_at": at, "error": error }),
+            Transition::Fail { error, .. } => json!({ "error": error }),
+            Transition::Release { .. } => json!({ "reason": "worker shutting down" }),
+            _ => json!({}),
+        }
+    }
+
+    /// The SET clause. Binds: `$5` next_attempt_at, `$6` last_error, `$7` usage.
     fn set_clause(&self) -> &'static str {
         match self {
+            Transition::Complete { .. } => {
+                "status = 'completed', completed_at = now(), last_error = NULL,
+                 locked_by = NULL, lease_expires_at = NULL, usage = coalesce($7, j.usage)"
+            }
+            Transition::RetryLater { .. } => {
+                "status = 'queued', next_attempt_at = $5, last_error = $6,
+                 locked_by = NULL, lease_expires_at = NULL, usage = coalesce($7, j.usage)"
+            }
+            Transition::Fail { .. } => {
+                "status = 'failed', failed_at = now(), last_error = $6,
+                 locked_by = NULL, lease_expires_at = NULL, usage = coalesce($7, j.usage)"
+            }
+            Transition::Release { .. } => {
+                "status = 'queued', attempts = greatest(j.attempts - 1, 0), next_attempt_at = now(),
+                 locked_by = NULL, lease_expires_at = NULL"
+            }
             Transition::Cancel { .. } => {
                 "status = 'cancelled', cancelled_at = now(), locked_by = NULL, lease_expires_at = NULL"
             }
@@ -75,7 +177,7 @@ pub enum TransitionError {
 
 /// Applies one transition to one job of the project and returns the new status.
 pub async fn apply(
-    db: impl PgExecutor<'_> + Copy,
+    conn: &mut PgConnection,
     project_id: Uuid,
     job_id: Uuid,
     transition: Transition<'_>,
@@ -85,12 +187,13 @@ pub async fn apply(
         "WITH moved AS (
              UPDATE generation_jobs j SET {set}, updated_at = now()
              FROM (SELECT id, status AS from_status FROM generation_jobs
-                   WHERE id = $1 AND project_id = $2 AND status = ANY($4) FOR UPDATE) prev
+                   WHERE id = $1 AND project_id = $2 AND status = ANY($4)
+                     AND ($8::text IS NULL OR locked_by = $8) FOR UPDATE) prev
              WHERE j.id = prev.id
              RETURNING j.id, j.team_id, j.project_id, prev.from_status, j.status
          ), logged AS (
-             INSERT INTO generation_job_events (job_id, team_id, project_id, from_status, to_status, actor)
-             SELECT id, team_id, project_id, from_status, status, $3 FROM moved
+             INSERT INTO generation_job_events (job_id, team_id, project_id, from_status, to_status, actor, detail)
+             SELECT id, team_id, project_id, from_status, status, $3, $9 FROM moved
          )
          SELECT status FROM moved",
         set = transition.set_clause()
@@ -100,7 +203,12 @@ pub async fn apply(
         .bind(project_id)
         .bind(transition.actor())
         .bind(&from)
-        .fetch_optional(db)
+        .bind(transition.next_attempt_at())
+        .bind(transition.error())
+        .bind(transition.usage())
+        .bind(transition.lock_owner())
+        .bind(transition.detail())
+        .fetch_optional(&mut *conn)
         .await?;
     match moved {
         Some(status) => Ok(JobStatus::parse(&status).unwrap_or(transition.to())),
@@ -109,7 +217,7 @@ pub async fn apply(
                 sqlx::query_scalar("SELECT status FROM generation_jobs WHERE id = $1 AND project_id = $2")
                     .bind(job_id)
                     .bind(project_id)
-                    .fetch_optional(db)
+                    .fetch_optional(&mut *conn)
                     .await?;
             Err(TransitionError::Refused {
                 job_id,
@@ -118,4 +226,132 @@ pub async fn apply(
             })
         }
     }
+}
+
+/// A job a worker now holds.
+#[derive(Clone, Debug, FromRow)]
+pub struct ClaimedJob {
+    pub id: Uuid,
+    pub team_id: Uuid,
+    pub project_id: Uuid,
+    pub session_id: Option<Uuid>,
+    pub job_type: String,
+    pub prompt_number: Option<i32>,
+    /// Counting this one.
+    pub attempts: i32,
+    pub max_attempts: i32,
+    pub lease_expires_at: DateTime<Utc>,
+}
+
+/// Which queued jobs a claim may take.
+#[derive(Clone, Copy, Debug)]
+pub enum ClaimTarget {
+    /// The job a wake-up named, if it is still queued and due.
+    Job(Uuid),
+    /// Up to this many due jobs, oldest first.
+    AnyDue(i64),
+}
+
+/// queued → processing: takes due jobs no other worker holds (`FOR UPDATE
+/// SKIP LOCKED`), counts the attempt, seals the job against more events and
+/// leases it to `worker`. Commits at once; no transaction stays open while
+/// the provider works.
+pub async fn claim(
+    db: impl PgExecutor<'_>,
+    worker: &str,
+    lease: Duration,
+    target: ClaimTarget,
+) -> sqlx::Result<Vec<ClaimedJob>> {
+    let (only, limit) = match target {
+        ClaimTarget::Job(id) => (Some(id), 1),
+        ClaimTarget::AnyDue(n) => (None, n),
+    };
+    sqlx::query_as(
+        "WITH next AS (
+             SELECT id FROM generation_jobs
+             WHERE status = 'queued' AND next_attempt_at <= now() AND attempts < max_attempts
+               AND ($3::uuid IS NULL OR id = $3)
+             ORDER BY next_attempt_at, id
+             LIMIT $4 FOR UPDATE SKIP LOCKED
+         ), moved AS (
+             UPDATE generation_jobs j SET status = 'processing', attempts = j.attempts + 1, sealed = true,
+                 locked_by = $1, lease_expires_at = now() + $2, started_at = coalesce(j.started_at, now()),
+                 updated_at = now()
+             FROM next WHERE j.id = next.id
+             RETURNING j.id, j.team_id, j.project_id, j.session_id, j.job_type, j.prompt_number, j.attempts,
+                 j.max_attempts, j.lease_expires_at
+         ), logged AS (
+             INSERT INTO generation_job_events (job_id, team_id, project_id, from_status, to_status, actor, detail)
+             SELECT id, team_id, project_id, 'queued', 'processing', $1, jsonb_build_object('attempt', attempts)
+             FROM moved
+         )
+         SELECT * FROM moved",
+    )
+    .bind(worker)
+    .bind(lease)
+    .bind(only)
+    .bind(limit)
+    .fetch_all(db)
+    .await
+}
+
+/// Extends the lease of a job `worker` still holds. False when the lease is
+/// lost (rescued, cancelled): the worker must drop the job without writing.
+pub async fn heartbeat(db: impl PgExecutor<'_>, job_id: Uuid, worker: &str, lease: Duration) -> sqlx::Result<bool> {
+    let result = sqlx::query(
+        "UPDATE generation_jobs SET lease_expires_at = now() + $3, updated_at = now()
+         WHERE id = $1 AND status = 'processing' AND locked_by = $2",
+    )
+    .bind(job_id)
+    .bind(worker)
+    .bind(lease)
+    .execute(db)
+    .await?;
+    Ok(result.rows_affected() == 1)
+}
+
+/// A job whose expired lease was taken back.
+#[derive(Clone, Debug, FromRow)]
+pub struct RescuedJob {
+    pub id: Uuid,
+    pub project_id: Uuid,
+    pub status: String,
+    pub previous_owner: String,
+}
+
+/// processing → queued (due after `delay`), or → failed when its attempts
+/// are used up, for jobs whose lease expired: their worker died or hung.
+pub async fn rescue_expired(
+    db: impl PgExecutor<'_>,
+    actor: &str,
+    delay: Duration,
+    limit: i64,
+) -> sqlx::Result<Vec<RescuedJob>> {
+    sqlx::query_as(
+        "WITH expired AS (
+             SELECT id, locked_by AS previous_owner FROM generation_jobs
+             WHERE status = 'processing' AND lease_expires_at < now()
+             ORDER BY lease_expires_at LIMIT $3 FOR UPDATE SKIP LOCKED
+         ), moved AS (
+             UPDATE generation_jobs j SET
+                 status = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'queued' END,
+                 failed_at = CASE WHEN j.attempts >= j.max_attempts THEN now() END,
+                 next_attempt_at = now() + $2,
+                 last_error = 'lease expired: worker ' || expired.previous_owner || ' stopped heartbeating',
+                 locked_by = NULL, lease_expires_at = NULL, updated_at = now()
+             FROM expired WHERE j.id = expired.id
+             RETURNING j.id, j.team_id, j.project_id, j.status, expired.previous_owner
+         ), logged AS (
+             INSERT INTO generation_job_events (job_id, team_id, project_id, from_status, to_status, actor, detail)
+             SELECT id, team_id, project_id, 'processing', status, $1,
+                    jsonb_build_object('reason', 'lease expired', 'previous_owner', previous_owner)
+             FROM moved
+         )
+         SELECT id, project_id, status, previous_owner FROM moved",
+    )
+    .bind(actor)
+    .bind(delay)
+    .bind(limit)
+    .fetch_all(db)
+    .await
 }

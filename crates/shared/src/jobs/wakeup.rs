@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use apalis::prelude::TaskSink;
 use apalis_redis::{Config, ConnectionManager, RedisStorage};
-use redis::{Client, aio::ConnectionManagerConfig};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -32,6 +31,15 @@ pub fn wakeup_queue_name() -> &'static str {
     "cairn:generation-wakeups"
 }
 
+/// The queue's apalis settings, the same on both sides. A wake-up is a hint:
+/// no results or events are kept for it in Redis.
+pub fn wakeup_config() -> Config {
+    Config::default()
+        .queue(wakeup_queue_name())
+        .persist_results(false)
+        .emit_events(false)
+}
+
 /// Pushes wake-ups, never blocking ingest for longer than `push_timeout`.
 #[derive(Clone)]
 pub struct WakeupPublisher {
@@ -43,14 +51,8 @@ impl WakeupPublisher {
     /// Connects lazily: an unreachable Redis at start is not an error, and the
     /// connection manager reconnects in the background when Redis returns.
     pub fn new(redis_url: &str, push_timeout: Duration) -> anyhow::Result<Self> {
-        let client = Client::open(redis_url)?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(push_timeout))
-            .set_response_timeout(Some(push_timeout))
-            .set_number_of_retries(1)
-            .set_max_delay(Duration::from_secs(2));
-        let manager = ConnectionManager::new_lazy_with_config(client, config)?;
-        let storage = RedisStorage::new(manager).with_config(Config::default().queue(wakeup_queue_name()));
+        let manager = crate::redis_conn::lazy_connection(redis_url, push_timeout)?;
+        let storage = RedisStorage::new(manager).with_config(wakeup_config());
         Ok(Self {
             storage,
             push_timeout,

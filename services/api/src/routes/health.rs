@@ -23,10 +23,38 @@ async fn postgres_ok(state: &AppState) -> bool {
 
 #[derive(Serialize, ToSchema)]
 pub struct Health {
+    /// `ok`, `degraded` (Redis down or the queue backed up) or `down` (Postgres down).
     pub status: &'static str,
     pub postgres: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub redis: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<JobsHealth>,
+}
+
+/// Generation jobs, as health and `/v1/info` report them.
+#[derive(Serialize, ToSchema)]
+pub struct JobsHealth {
+    pub by_status: std::collections::BTreeMap<String, i64>,
+    /// Seconds the longest-waiting due job has waited (null when none waits).
+    pub oldest_queued_age_seconds: Option<f64>,
+    /// Past this the queue is `degraded` (`CAIRN_QUEUE_AGE_DEGRADED_MS`).
+    pub degraded_after_seconds: f64,
+    pub status: &'static str,
+}
+
+impl JobsHealth {
+    fn new(stats: jobs::QueueStats, threshold: std::time::Duration) -> Self {
+        let backed_up = stats
+            .oldest_queued_age_seconds
+            .is_some_and(|age| age > threshold.as_secs_f64());
+        Self {
+            by_status: stats.by_status,
+            oldest_queued_age_seconds: stats.oldest_queued_age_seconds,
+            degraded_after_seconds: threshold.as_secs_f64(),
+            status: if backed_up { "degraded" } else { "ok" },
+        }
+    }
 }
 
 fn up(ok: bool) -> &'static str {
@@ -49,17 +77,27 @@ pub async fn readiness(State(state): State<AppState>) -> (StatusCode, Json<Healt
             status: up(pg),
             postgres: up(pg),
             redis: None,
+            jobs: None,
         }),
     )
 }
 
-/// Health: 200 when Postgres and Redis answer, else 503.
+/// Health: 200 when Postgres and Redis answer and no due job has waited
+/// past the threshold; otherwise 503 with `degraded` or `down`.
 #[utoipa::path(get, path = "/api/health", tag = "health",
     responses((status = 200, body = Health), (status = 503, body = Health)))]
 pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
-    let (pg, redis) = tokio::join!(postgres_ok(&state), state.wakeups.ping());
-    let ok = pg && redis;
-    let code = if ok {
+    let (stats, redis) = tokio::join!(jobs::queue_stats(&state.pool, None, None), state.wakeups.ping());
+    let jobs = stats
+        .ok()
+        .map(|s| JobsHealth::new(s, state.config.queue_age_degraded));
+    let pg = jobs.is_some();
+    let status = match (&jobs, redis) {
+        (None, _) => "down",
+        (Some(j), true) if j.status == "ok" => "ok",
+        _ => "degraded",
+    };
+    let code = if status == "ok" {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
@@ -67,9 +105,10 @@ pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>)
     (
         code,
         Json(Health {
-            status: up(ok),
+            status,
             postgres: up(pg),
             redis: Some(up(redis)),
+            jobs,
         }),
     )
 }
@@ -82,28 +121,26 @@ pub struct Info {
     pub auth_mode: &'static str,
     pub postgres: Status,
     pub redis: Status,
-    /// The caller's team's generation jobs by status.
+    /// Generation jobs of the caller's project (project tokens) or team, by status.
     pub queue: std::collections::BTreeMap<String, i64>,
+    /// The same jobs with the oldest due job's wait.
+    pub jobs: JobsHealth,
 }
 
-/// Runtime, auth mode, Postgres and Redis status, and queue counts by status.
+/// Runtime, auth mode, Postgres and Redis status, and the generation queue.
 #[utoipa::path(get, path = "/v1/info", tag = "health", responses((status = 200, body = Info)),
     security(("bearer" = [])))]
 pub async fn info(State(state): State<AppState>, auth: Auth) -> ApiResult<Json<Info>> {
     let (pg, redis) = tokio::join!(postgres_ok(&state), state.wakeups.ping());
-    let mut queue: std::collections::BTreeMap<String, i64> = cairn_shared::jobs::JobStatus::ALL
-        .iter()
-        .map(|s| (s.as_str().to_string(), 0))
-        .collect();
-    for (status, n) in jobs::counts_by_status(&state.pool, Some(auth.team_id)).await? {
-        queue.insert(status, n);
-    }
+    let stats = jobs::queue_stats(&state.pool, Some(auth.team_id), auth.project_id).await?;
+    let jobs = JobsHealth::new(stats, state.config.queue_age_degraded);
     Ok(Json(Info {
         runtime: "cairn",
         version: env!("CARGO_PKG_VERSION"),
         auth_mode: "token",
         postgres: Status { status: up(pg) },
         redis: Status { status: up(redis) },
-        queue,
+        queue: jobs.by_status.clone(),
+        jobs,
     }))
 }

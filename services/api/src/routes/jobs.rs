@@ -210,7 +210,9 @@ fn actor(auth: &Auth) -> String {
 
 async fn operate(state: &AppState, auth: &Auth, job: &JobRow, transition: Transition<'_>) -> ApiResult<()> {
     let name = transition.name();
-    match state_machine::apply(&state.pool, job.project_id, job.id, transition).await {
+    // The transition and its audit entry commit together.
+    let mut tx = state.pool.begin().await?;
+    match state_machine::apply(&mut tx, job.project_id, job.id, transition).await {
         Ok(_) => {}
         Err(TransitionError::Refused { found, .. }) => {
             let found = found.map(|s| s.as_str()).unwrap_or("unknown");
@@ -222,7 +224,7 @@ async fn operate(state: &AppState, auth: &Auth, job: &JobRow, transition: Transi
         Err(TransitionError::Database(e)) => return Err(e.into()),
     }
     audit::record(
-        &state.pool,
+        &mut *tx,
         AuditEntry {
             team_id: Some(job.team_id),
             actor_token_id: Some(auth.token_id),
@@ -238,5 +240,6 @@ async fn operate(state: &AppState, auth: &Auth, job: &JobRow, transition: Transi
         },
     )
     .await?;
+    tx.commit().await?;
     Ok(())
 }

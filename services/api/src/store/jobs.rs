@@ -213,15 +213,44 @@ pub async fn list(db: &sqlx::PgPool, f: &JobFilter) -> sqlx::Result<(Vec<JobRow>
     Ok((rows, total))
 }
 
-/// Job counts by status, for `/v1/info` and health.
-pub async fn counts_by_status(
-    db: impl PgExecutor<'_>,
+/// The queue as health and `/v1/info` report it.
+pub struct QueueStats {
+    pub by_status: std::collections::BTreeMap<String, i64>,
+    /// How long the longest-waiting due job has waited since it became due.
+    pub oldest_queued_age_seconds: Option<f64>,
+}
+
+/// Job counts by status and the oldest due job's wait, for everything
+/// (`None`), a team, or one project.
+pub async fn queue_stats(
+    db: &sqlx::PgPool,
     team_id: Option<Uuid>,
-) -> sqlx::Result<Vec<(String, i64)>> {
-    sqlx::query_as(
-        "SELECT status, count(*) FROM generation_jobs WHERE ($1::uuid IS NULL OR team_id = $1) GROUP BY status",
+    project_id: Option<Uuid>,
+) -> sqlx::Result<QueueStats> {
+    let counts: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT status, count(*) FROM generation_jobs
+         WHERE ($1::uuid IS NULL OR team_id = $1) AND ($2::uuid IS NULL OR project_id = $2) GROUP BY status",
     )
     .bind(team_id)
+    .bind(project_id)
     .fetch_all(db)
-    .await
+    .await?;
+    let oldest: Option<f64> = sqlx::query_scalar(
+        "SELECT extract(epoch FROM now() - min(next_attempt_at))::float8 FROM generation_jobs
+         WHERE status = 'queued' AND next_attempt_at <= now()
+           AND ($1::uuid IS NULL OR team_id = $1) AND ($2::uuid IS NULL OR project_id = $2)",
+    )
+    .bind(team_id)
+    .bind(project_id)
+    .fetch_one(db)
+    .await?;
+    let mut by_status: std::collections::BTreeMap<String, i64> = cairn_shared::jobs::JobStatus::ALL
+        .iter()
+        .map(|s| (s.as_str().to_string(), 0))
+        .collect();
+    by_status.extend(counts);
+    Ok(QueueStats {
+        by_status,
+        oldest_queued_age_seconds: oldest,
+    })
 }

@@ -1,0 +1,104 @@
+//! The generator's configuration, from `CAIRN_*` environment variables.
+
+use std::time::Duration;
+
+use cairn_shared::config::{ConfigError, Env, StoreConfig, millis, parsed};
+
+use crate::{prompt::Budget, provider::ProviderConfig, retry::RetryPolicy};
+
+#[derive(Clone, Debug)]
+pub struct GeneratorConfig {
+    pub store: StoreConfig,
+    pub provider: ProviderConfig,
+    /// Concurrent jobs in this process (`CAIRN_WORKERS`).
+    pub workers: usize,
+    /// Names this process's claims: `{prefix}:{index}` per worker (`CAIRN_WORKER_ID`).
+    pub worker_prefix: String,
+    /// How long a claim lasts without a heartbeat (`CAIRN_LEASE_MS`).
+    pub lease: Duration,
+    /// How often a running job's lease is extended (`CAIRN_HEARTBEAT_MS`).
+    pub heartbeat: Duration,
+    /// How often Postgres is swept for due jobs and expired leases (`CAIRN_SWEEP_MS`).
+    pub sweep_interval: Duration,
+    /// How often the Redis wake-up queue is polled when idle (`CAIRN_WAKEUP_POLL_MS`).
+    pub wakeup_poll: Duration,
+    /// On SIGTERM, how long in-flight jobs may run before they are released (`CAIRN_DRAIN_TIMEOUT_MS`).
+    pub drain_timeout: Duration,
+    pub retry: RetryPolicy,
+    pub budget: Budget,
+}
+
+impl GeneratorConfig {
+    pub fn from_env(env: &dyn Env) -> Result<Self, ConfigError> {
+        let lease = millis(env, "CAIRN_LEASE_MS", 60_000)?;
+        let heartbeat = millis(env, "CAIRN_HEARTBEAT_MS", (lease.as_millis() as u64 / 3).max(1))?;
+        if heartbeat >= lease {
+            return Err(ConfigError::Invalid {
+                name: "CAIRN_HEARTBEAT_MS",
+                value: heartbeat.as_millis().to_string(),
+                reason: format!("must be shorter than the lease ({} ms)", lease.as_millis()),
+            });
+        }
+        let workers: usize = parsed(env, "CAIRN_WORKERS", 4)?;
+        if workers == 0 {
+            return Err(ConfigError::Invalid {
+                name: "CAIRN_WORKERS",
+                value: "0".into(),
+                reason: "at least one worker is needed".into(),
+            });
+        }
+        let default_prefix = format!("{}:{}", hostname(), std::process::id());
+        Ok(Self {
+            store: StoreConfig::from_env(env)?,
+            provider: ProviderConfig::from_env(env)?,
+            workers,
+            worker_prefix: env.get("CAIRN_WORKER_ID").unwrap_or(default_prefix),
+            lease,
+            heartbeat,
+            sweep_interval: millis(env, "CAIRN_SWEEP_MS", 5_000)?,
+            wakeup_poll: millis(env, "CAIRN_WAKEUP_POLL_MS", 200)?,
+            drain_timeout: millis(env, "CAIRN_DRAIN_TIMEOUT_MS", 30_000)?,
+            retry: RetryPolicy {
+                base: millis(env, "CAIRN_RETRY_BASE_MS", 10_000)?,
+                max: millis(env, "CAIRN_RETRY_MAX_MS", 3_600_000)?,
+                quota: millis(env, "CAIRN_RETRY_QUOTA_MS", 900_000)?,
+            },
+            budget: Budget {
+                per_event_chars: parsed(env, "CAIRN_PROMPT_EVENT_CHARS", Budget::default().per_event_chars)?,
+                total_chars: parsed(env, "CAIRN_PROMPT_TOTAL_CHARS", Budget::default().total_chars)?,
+            },
+        })
+    }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "generator".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_heartbeat_below_lease() {
+        let cfg = GeneratorConfig::from_env(&[("CAIRN_DATABASE_URL", "postgres://x/y")]).unwrap();
+        assert_eq!(cfg.workers, 4);
+        assert_eq!(cfg.lease, Duration::from_secs(60));
+        assert_eq!(cfg.heartbeat, Duration::from_secs(20));
+        let err = GeneratorConfig::from_env(&[
+            ("CAIRN_DATABASE_URL", "postgres://x/y"),
+            ("CAIRN_LEASE_MS", "1000"),
+            ("CAIRN_HEARTBEAT_MS", "1000"),
+        ])
+        .unwrap_err();
+        assert!(err.to_string().contains("CAIRN_HEARTBEAT_MS"), "{err}");
+        let err =
+            GeneratorConfig::from_env(&[("CAIRN_DATABASE_URL", "postgres://x/y"), ("CAIRN_WORKERS", "0")])
+                .unwrap_err();
+        assert!(err.to_string().contains("CAIRN_WORKERS"), "{err}");
+    }
+}

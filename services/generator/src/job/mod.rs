@@ -1,0 +1,164 @@
+//! One claimed job, start to finish. `prepare` does the slow, cancellable
+//! part (load, prompt, provider, parse) and holds no transaction; `finish`
+//! records the outcome through the state machine: the completion
+//! transaction, a later attempt, or failure.
+
+pub mod load;
+pub mod write;
+
+use cairn_shared::jobs::{
+    JobType,
+    state_machine::{self, ClaimedJob, Transition, TransitionError},
+};
+use chrono::Utc;
+
+use crate::{
+    parse::{self, Parsed},
+    prompt,
+    provider::{ErrorClass, ProviderError, Request, Usage},
+    retry::Decision,
+    worker::Context,
+};
+
+/// What an attempt produced, before anything is written.
+pub struct Prepared {
+    pub job_type: JobType,
+    pub result: Result<Parsed, ProviderError>,
+    /// Known when the provider answered (even with unreadable output).
+    pub usage: Option<Usage>,
+}
+
+/// How an attempt ended, for logs and tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Finished {
+    Completed { rows: usize },
+    Retrying,
+    Failed,
+    /// The claim was lost (rescued or cancelled): nothing was written.
+    Refused,
+    /// The database failed; the lease will expire and the job be rescued.
+    Abandoned,
+}
+
+pub async fn prepare(ctx: &Context, job: &ClaimedJob) -> Prepared {
+    let job_type = load::job_type(job);
+    let material = match load::material(&ctx.pool, job).await {
+        Ok(m) => m,
+        Err(e) => {
+            return Prepared {
+                job_type,
+                result: Err(ProviderError::new(ErrorClass::Transient, format!("loading the job's events: {e}"))),
+                usage: None,
+            };
+        }
+    };
+    let prompt = prompt::build(&material, &ctx.config.budget);
+    let request = Request {
+        system: prompt.system,
+        user: &prompt.user,
+        material: &material,
+        max_output_tokens: ctx.config.provider.max_output_tokens(),
+    };
+    match ctx.provider.complete(request).await {
+        Ok(completion) => Prepared {
+            job_type,
+            result: parse::parse(&completion.text).and_then(|parsed| fits(job_type, parsed)),
+            usage: Some(completion.usage),
+        },
+        Err(e) => Prepared {
+            job_type,
+            result: Err(e),
+            usage: None,
+        },
+    }
+}
+
+/// A readable answer of the wrong kind (a summary job answered with
+/// observations only) is unreadable for this job.
+fn fits(job_type: JobType, parsed: Parsed) -> Result<Parsed, ProviderError> {
+    let usable = parsed.skipped.is_some()
+        || match job_type {
+            JobType::Observations => !parsed.observations.is_empty(),
+            JobType::TurnSummary | JobType::SessionSummary => parsed.summary.is_some(),
+        };
+    if usable {
+        Ok(parsed)
+    } else {
+        Err(ProviderError::new(
+            ErrorClass::ParseError,
+            format!("the answer holds no {} and no <skip_summary/>", expected(job_type)),
+        ))
+    }
+}
+
+fn expected(job_type: JobType) -> &'static str {
+    match job_type {
+        JobType::Observations => "<observation>",
+        JobType::TurnSummary | JobType::SessionSummary => "<summary>",
+    }
+}
+
+pub async fn finish(ctx: &Context, job: &ClaimedJob, worker: &str, prepared: Prepared) -> Finished {
+    let usage = prepared.usage.unwrap_or_else(|| Usage {
+        provider: ctx.provider.name().into(),
+        model: ctx.provider.model().into(),
+        ..Usage::default()
+    });
+    let outcome = match &prepared.result {
+        Ok(parsed) => match write::complete(&ctx.pool, job, prepared.job_type, worker, parsed, &usage).await {
+            Ok(notices) => {
+                ctx.live.publish(&notices).await;
+                Ok(Finished::Completed { rows: notices.len() })
+            }
+            Err(e) => Err(e),
+        },
+        Err(error) => record_failure(ctx, job, worker, error, &usage).await,
+    };
+    match outcome {
+        Ok(finished) => finished,
+        Err(TransitionError::Refused { found, .. }) => {
+            tracing::warn!(job_id = %job.id, ?found, worker, "claim lost before the job finished; nothing written");
+            Finished::Refused
+        }
+        Err(TransitionError::Database(e)) => {
+            tracing::error!(job_id = %job.id, error = %e, "could not record the job's outcome; its lease will expire");
+            Finished::Abandoned
+        }
+    }
+}
+
+async fn record_failure(
+    ctx: &Context,
+    job: &ClaimedJob,
+    worker: &str,
+    error: &ProviderError,
+    usage: &Usage,
+) -> Result<Finished, TransitionError> {
+    let usage = serde_json::to_value(usage).ok();
+    let message = format!("{error}");
+    let mut conn = ctx.pool.acquire().await?;
+    match ctx.config.retry.decide(error, job.attempts, job.max_attempts) {
+        Decision::RetryIn(delay) => {
+            let at = Utc::now() + chrono::Duration::from_std(delay).unwrap_or(chrono::Duration::hours(1));
+            tracing::info!(job_id = %job.id, attempt = job.attempts, %error, retry_at = %at, "job will be retried");
+            let transition = Transition::RetryLater {
+                worker,
+                at,
+                error: &message,
+                usage: usage.as_ref(),
+            };
+            state_machine::apply(&mut conn, job.project_id, job.id, transition).await?;
+            Ok(Finished::Retrying)
+        }
+        Decision::Fail => {
+            tracing::warn!(job_id = %job.id, attempt = job.attempts, %error, "job failed");
+            let transition = Transition::Fail {
+                worker,
+                error: &message,
+                usage: usage.as_ref(),
+            };
+            state_machine::apply(&mut conn, job.project_id, job.id, transition).await?;
+            Ok(Finished::Failed)
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! The lenient reader of the model's XML (COMPAT.md §3): observations, a
+//! summary, or `<skip_summary/>`. Never panics, whatever the input.
+
+mod entities;
+mod read;
+mod scan;
+mod text;
+mod vocab;
+
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod tests;
+
+use serde::Serialize;
+
+use crate::provider::{ErrorClass, ProviderError};
+
+/// How much of an unreadable answer is quoted in the error, in chars.
+const ERROR_PREVIEW_CHARS: usize = 200;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ParsedObservation {
+    /// One of COMPAT.md's types; unknown types are read as `discovery`.
+    pub kind: String,
+    pub title: String,
+    pub subtitle: String,
+    pub facts: Vec<String>,
+    pub narrative: String,
+    pub concepts: Vec<String>,
+    pub files_read: Vec<String>,
+    pub files_modified: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ParsedSummary {
+    pub request: String,
+    pub investigated: String,
+    pub learned: String,
+    pub completed: String,
+    pub next_steps: String,
+    pub notes: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Parsed {
+    pub observations: Vec<ParsedObservation>,
+    pub summary: Option<ParsedSummary>,
+    /// `<skip_summary reason="…"/>`: the model found nothing worth keeping.
+    pub skipped: Option<String>,
+}
+
+/// Reads a model's answer. An answer with no observation, summary or skip
+/// marker is a `parse_error`.
+pub fn parse(text: &str) -> Result<Parsed, ProviderError> {
+    let parsed = read::read_answer(text);
+    if parsed.observations.is_empty() && parsed.summary.is_none() && parsed.skipped.is_none() {
+        return Err(ProviderError::new(ErrorClass::ParseError, unreadable_message(text)));
+    }
+    Ok(parsed)
+}
+
+/// The error message for an answer with nothing usable, quoting its start
+/// so an operator can see what came back.
+fn unreadable_message(text: &str) -> String {
+    let trimmed = text.trim();
+    let preview: String = trimmed.chars().take(ERROR_PREVIEW_CHARS).collect();
+    let ellipsis = if preview.len() < trimmed.len() { "…" } else { "" };
+    format!("no observation, summary or skip_summary in the model's answer: {preview:?}{ellipsis}")
+}

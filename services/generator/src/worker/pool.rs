@@ -1,0 +1,80 @@
+//! One worker: claim a due job (greedily, while there are any), run it with
+//! a heartbeat, record its outcome; when idle, wait for a hint.
+
+use std::{sync::Arc, time::Duration};
+
+use cairn_shared::jobs::state_machine::{self, ClaimTarget, ClaimedJob, Transition};
+use tokio_util::sync::CancellationToken;
+
+use super::{Context, Hint, Hints, heartbeat};
+use crate::job::{self, Finished};
+
+pub async fn work(
+    ctx: Arc<Context>,
+    worker: String,
+    hints: Hints,
+    shutdown: CancellationToken,
+    abort: CancellationToken,
+) {
+    let mut target = ClaimTarget::AnyDue(1);
+    while !shutdown.is_cancelled() {
+        match state_machine::claim(&ctx.pool, &worker, ctx.config.lease, target).await {
+            Ok(jobs) if !jobs.is_empty() => {
+                for claimed in jobs {
+                    run_one(&ctx, &worker, &claimed, &abort).await;
+                }
+                target = ClaimTarget::AnyDue(1);
+                continue;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "claim failed; retrying shortly");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                target = ClaimTarget::AnyDue(1);
+                continue;
+            }
+        }
+        let hint = tokio::select! {
+            _ = shutdown.cancelled() => break,
+            hint = async { hints.lock().await.recv().await } => hint,
+        };
+        target = match hint {
+            Some(Hint::Job(id)) => ClaimTarget::Job(id),
+            Some(Hint::Sweep) => ClaimTarget::AnyDue(1),
+            None => break,
+        };
+    }
+}
+
+async fn run_one(ctx: &Context, worker: &str, claimed: &ClaimedJob, abort: &CancellationToken) {
+    let started = std::time::Instant::now();
+    let prepared = tokio::select! {
+        prepared = job::prepare(ctx, claimed) => prepared,
+        _ = heartbeat::until_lost(ctx, claimed.id, worker) => {
+            tracing::warn!(job_id = %claimed.id, worker, "lease lost while working; dropping the job");
+            return;
+        }
+        _ = abort.cancelled() => {
+            release(ctx, worker, claimed).await;
+            return;
+        }
+    };
+    let finished = job::finish(ctx, claimed, worker, prepared).await;
+    tracing::debug!(job_id = %claimed.id, ?finished, elapsed_ms = started.elapsed().as_millis() as u64, "job done");
+    if let Finished::Completed { rows } = finished {
+        tracing::info!(job_id = %claimed.id, job_type = %claimed.job_type, rows, "job completed");
+    }
+}
+
+/// Shutdown deadline passed: hand the job back without counting the attempt.
+async fn release(ctx: &Context, worker: &str, claimed: &ClaimedJob) {
+    let result = async {
+        let mut conn = ctx.pool.acquire().await?;
+        state_machine::apply(&mut conn, claimed.project_id, claimed.id, Transition::Release { worker }).await
+    }
+    .await;
+    match result {
+        Ok(_) => tracing::info!(job_id = %claimed.id, "released for another worker"),
+        Err(e) => tracing::warn!(job_id = %claimed.id, error = %e, "release failed; its lease will expire"),
+    }
+}

@@ -1,0 +1,50 @@
+//! The sweeper: Postgres alone keeps the generator working. Every
+//! `CAIRN_SWEEP_MS` it rescues jobs whose lease expired and wakes idle
+//! workers when due jobs are waiting — jobs whose wake-up was lost (Redis
+//! down or flushed) and jobs whose `next_attempt_at` has come.
+
+use std::{sync::Arc, time::Duration};
+
+use cairn_shared::jobs::state_machine;
+use rand::Rng;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{Context, Hint};
+
+pub async fn sweep(ctx: Arc<Context>, hints: mpsc::Sender<Hint>, shutdown: CancellationToken) {
+    let actor = format!("rescuer:{}", ctx.config.worker_prefix);
+    loop {
+        // Jitter keeps several generators from sweeping in step.
+        let pause = ctx.config.sweep_interval.mul_f64(rand::rng().random_range(0.8..=1.2));
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(pause) => {}
+        }
+        if let Err(e) = sweep_once(&ctx, &actor, &hints).await {
+            tracing::warn!(error = %e, "sweep failed");
+        }
+    }
+}
+
+async fn sweep_once(ctx: &Context, actor: &str, hints: &mpsc::Sender<Hint>) -> sqlx::Result<()> {
+    let rescued = state_machine::rescue_expired(&ctx.pool, actor, Duration::ZERO, 100).await?;
+    for job in &rescued {
+        tracing::warn!(job_id = %job.id, previous_owner = %job.previous_owner, status = %job.status,
+            "rescued a job whose lease expired");
+    }
+    let due: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM (SELECT 1 FROM generation_jobs
+             WHERE status = 'queued' AND next_attempt_at <= now() AND attempts < max_attempts LIMIT $1) due",
+    )
+    .bind(ctx.config.workers as i64)
+    .fetch_one(&ctx.pool)
+    .await?;
+    for _ in 0..due {
+        // A full channel means every worker already has something to do.
+        if hints.try_send(Hint::Sweep).is_err() {
+            break;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,11 @@
+//! Integration tests of cairn-generator against real Postgres and Redis:
+//! the API ingests hook events, generators (in-process or as processes)
+//! turn them into observations and summaries.
+
+mod end_to_end;
+mod lifecycle;
+mod provider_errors;
+mod race;
+mod redis_outage;
+mod state_machine;
+mod support;
