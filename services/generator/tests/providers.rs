@@ -161,7 +161,7 @@ async fn anthropic_success_sends_a_cached_system_prompt_and_reads_usage() {
     let usage = completion.usage;
     assert_eq!(usage.provider, "anthropic");
     assert_eq!(usage.model, "claude-haiku-4-5-20251001");
-    assert_eq!((usage.input_tokens, usage.output_tokens), (120, 45));
+    assert_eq!((usage.input_tokens, usage.output_tokens), (120 + 900 + 30, 45), "input counts cached tokens too");
     assert_eq!((usage.cached_tokens, usage.cache_creation_tokens), (900, 30));
     let (body, _) = only_request_body(&server).await;
     assert_eq!(
@@ -192,8 +192,8 @@ async fn anthropic_max_tokens_stop_is_not_an_error_and_model_falls_back() {
 
 #[tokio::test]
 async fn anthropic_429_reads_retry_after_seconds() {
-    let response =
-        anthropic_error(429, "rate_limit_error", "Number of requests exceeded").insert_header("retry-after", "7");
+    let response = anthropic_error(429, "rate_limit_error", "Number of requests exceeded")
+        .insert_header("retry-after", "7");
     let (_server, provider) = anthropic_answering(response).await;
     let err = fails_with(&provider, ErrorClass::RateLimit).await;
     assert_eq!(err.retry_after, Some(Duration::from_secs(7)));
@@ -205,7 +205,8 @@ async fn anthropic_429_reads_retry_after_seconds() {
 async fn anthropic_429_reads_an_http_date_retry_after() {
     let at = chrono::Utc::now() + chrono::Duration::seconds(30);
     let date = at.format("%a, %d %b %Y %H:%M:%S GMT").to_string();
-    let response = anthropic_error(429, "rate_limit_error", "slow down").insert_header("Retry-After", date.as_str());
+    let response =
+        anthropic_error(429, "rate_limit_error", "slow down").insert_header("Retry-After", date.as_str());
     let (_server, provider) = anthropic_answering(response).await;
     let err = fails_with(&provider, ErrorClass::RateLimit).await;
     let after = err.retry_after.expect("a Retry-After");
@@ -217,15 +218,20 @@ async fn anthropic_429_reads_an_http_date_retry_after() {
 
 #[tokio::test]
 async fn anthropic_529_overloaded_is_transient() {
-    let (_server, provider) = anthropic_answering(anthropic_error(529, "overloaded_error", "Overloaded")).await;
+    let (_server, provider) =
+        anthropic_answering(anthropic_error(529, "overloaded_error", "Overloaded")).await;
     let err = fails_with(&provider, ErrorClass::Transient).await;
-    assert!(err.message.contains("529") && err.message.contains("overloaded_error"), "{err}");
+    assert!(
+        err.message.contains("529") && err.message.contains("overloaded_error"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
 async fn anthropic_500_and_503_are_transient() {
     for status in [500, 503] {
-        let (_server, provider) = anthropic_answering(anthropic_error(status, "api_error", "Internal error")).await;
+        let (_server, provider) =
+            anthropic_answering(anthropic_error(status, "api_error", "Internal error")).await;
         fails_with(&provider, ErrorClass::Transient).await;
     }
 }
@@ -235,7 +241,10 @@ async fn anthropic_401_is_auth() {
     let response = anthropic_error(401, "authentication_error", "invalid x-api-key");
     let (_server, provider) = anthropic_answering(response).await;
     let err = fails_with(&provider, ErrorClass::Auth).await;
-    assert!(err.message.contains("401") && err.message.contains("invalid x-api-key"), "{err}");
+    assert!(
+        err.message.contains("401") && err.message.contains("invalid x-api-key"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -262,7 +271,11 @@ async fn anthropic_long_error_messages_are_truncated() {
     let long = "ü".repeat(5000);
     let (_server, provider) = anthropic_answering(anthropic_error(400, "invalid_request_error", &long)).await;
     let err = fails_with(&provider, ErrorClass::Unrecoverable).await;
-    assert!(err.message.chars().count() < 400, "{} chars", err.message.chars().count());
+    assert!(
+        err.message.chars().count() < 400,
+        "{} chars",
+        err.message.chars().count()
+    );
 }
 
 #[tokio::test]
@@ -387,9 +400,13 @@ async fn openai_429_reads_retry_after_seconds() {
 async fn openai_429_reads_an_http_date_retry_after() {
     let at = chrono::Utc::now() + chrono::Duration::seconds(30);
     let date = at.format("%a, %d %b %Y %H:%M:%S GMT").to_string();
-    let response = openai_error(429, "requests", None, "slow down").insert_header("Retry-After", date.as_str());
+    let response =
+        openai_error(429, "requests", None, "slow down").insert_header("Retry-After", date.as_str());
     let (_server, provider) = openai_answering(response).await;
-    let after = fails_with(&provider, ErrorClass::RateLimit).await.retry_after.unwrap();
+    let after = fails_with(&provider, ErrorClass::RateLimit)
+        .await
+        .retry_after
+        .unwrap();
     assert!(
         after > Duration::from_secs(25) && after <= Duration::from_secs(30),
         "{after:?}"
@@ -431,7 +448,12 @@ async fn openai_server_errors_are_transient() {
 
 #[tokio::test]
 async fn openai_401_is_auth() {
-    let response = openai_error(401, "invalid_request_error", Some("invalid_api_key"), "Incorrect API key");
+    let response = openai_error(
+        401,
+        "invalid_request_error",
+        Some("invalid_api_key"),
+        "Incorrect API key",
+    );
     let (_server, provider) = openai_answering(response).await;
     fails_with(&provider, ErrorClass::Auth).await;
 }
@@ -445,7 +467,10 @@ async fn openai_400_and_404_are_unrecoverable() {
     let response = ResponseTemplate::new(404).set_body_json(json!({"error": "model \"llama9\" not found"}));
     let (_server, provider) = openai_answering(response).await;
     let err = fails_with(&provider, ErrorClass::Unrecoverable).await;
-    assert!(err.message.contains("404") && err.message.contains("llama9"), "{err}");
+    assert!(
+        err.message.contains("404") && err.message.contains("llama9"),
+        "{err}"
+    );
 }
 
 #[tokio::test]

@@ -355,3 +355,30 @@ pub async fn rescue_expired(
     .fetch_all(db)
     .await
 }
+
+/// queued → failed, for queued jobs that can never be claimed because their
+/// attempts are used up (an operator lowered `max_attempts`, say): they fail
+/// visibly instead of waiting forever.
+pub async fn fail_exhausted(db: impl PgExecutor<'_>, actor: &str, limit: i64) -> sqlx::Result<Vec<Uuid>> {
+    sqlx::query_scalar(
+        "WITH stuck AS (
+             SELECT id FROM generation_jobs
+             WHERE status = 'queued' AND attempts >= max_attempts
+             LIMIT $2 FOR UPDATE SKIP LOCKED
+         ), moved AS (
+             UPDATE generation_jobs j SET status = 'failed', failed_at = now(), updated_at = now(),
+                 last_error = coalesce(j.last_error || '; ', '') || 'attempts exhausted while queued'
+             FROM stuck WHERE j.id = stuck.id
+             RETURNING j.id, j.team_id, j.project_id
+         ), logged AS (
+             INSERT INTO generation_job_events (job_id, team_id, project_id, from_status, to_status, actor, detail)
+             SELECT id, team_id, project_id, 'queued', 'failed', $1, '{\"reason\": \"attempts exhausted\"}'::jsonb
+             FROM moved
+         )
+         SELECT id FROM moved",
+    )
+    .bind(actor)
+    .bind(limit)
+    .fetch_all(db)
+    .await
+}

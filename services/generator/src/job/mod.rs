@@ -40,6 +40,23 @@ pub enum Finished {
     Abandoned,
 }
 
+impl Prepared {
+    /// The attempt panicked: a bug, so the job fails with what the panic said.
+    pub fn panicked(job: &ClaimedJob, panic: Box<dyn std::any::Any + Send>) -> Self {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        tracing::error!(job_id = %job.id, panic = %what, "job attempt panicked");
+        Prepared {
+            job_type: load::job_type(job),
+            result: Err(ProviderError::new(ErrorClass::Unrecoverable, format!("internal error: {what}"))),
+            usage: None,
+        }
+    }
+}
+
 pub async fn prepare(ctx: &Context, job: &ClaimedJob) -> Prepared {
     let job_type = load::job_type(job);
     let material = match load::material(&ctx.pool, job).await {

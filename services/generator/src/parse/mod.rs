@@ -55,7 +55,10 @@ pub struct Parsed {
 pub fn parse(text: &str) -> Result<Parsed, ProviderError> {
     let parsed = read::read_answer(text);
     if parsed.observations.is_empty() && parsed.summary.is_none() && parsed.skipped.is_none() {
-        return Err(ProviderError::new(ErrorClass::ParseError, unreadable_message(text)));
+        return Err(ProviderError::new(
+            ErrorClass::ParseError,
+            unreadable_message(text),
+        ));
     }
     Ok(parsed)
 }

@@ -15,7 +15,10 @@ const CASES: u32 = 256;
 /// A modest number of cases, and no regression files written next to the
 /// crate: a failure prints its minimal input instead.
 fn config() -> ProptestConfig {
-    ProptestConfig { failure_persistence: None, ..ProptestConfig::with_cases(CASES) }
+    ProptestConfig {
+        failure_persistence: None,
+        ..ProptestConfig::with_cases(CASES)
+    }
 }
 
 // ---- never panics ----
@@ -78,7 +81,11 @@ const FRAGMENTS: &[&str] = &[
 
 /// Random text made of format fragments and arbitrary chars.
 fn fragment_soup() -> impl Strategy<Value = String> {
-    let piece = prop_oneof![select(FRAGMENTS).prop_map(str::to_owned), any::<String>(), "[a-z ]{0,6}",];
+    let piece = prop_oneof![
+        select(FRAGMENTS).prop_map(str::to_owned),
+        any::<String>(),
+        "[a-z ]{0,6}",
+    ];
     prop::collection::vec(piece, 0..60).prop_map(|pieces| pieces.concat())
 }
 
@@ -86,19 +93,35 @@ fn fragment_soup() -> impl Strategy<Value = String> {
 fn assert_bounded(parsed: &Parsed) {
     assert!(parsed.observations.len() <= MAX_OBSERVATIONS);
     for observation in &parsed.observations {
-        assert!(KNOWN_TYPES.contains(&observation.kind.as_str()), "{observation:?}");
-        assert!(!(observation.title.is_empty() && observation.narrative.is_empty() && observation.facts.is_empty()));
+        assert!(
+            KNOWN_TYPES.contains(&observation.kind.as_str()),
+            "{observation:?}"
+        );
+        assert!(
+            !(observation.title.is_empty()
+                && observation.narrative.is_empty()
+                && observation.facts.is_empty())
+        );
         for text in [&observation.title, &observation.subtitle, &observation.narrative] {
             assert_clean_field(text);
         }
-        for list in [&observation.facts, &observation.files_read, &observation.files_modified] {
+        for list in [
+            &observation.facts,
+            &observation.files_read,
+            &observation.files_modified,
+        ] {
             assert!(list.len() <= MAX_LIST_ITEMS);
             list.iter().for_each(|item| {
                 assert!(!item.is_empty());
                 assert_clean_field(item);
             });
         }
-        assert!(observation.concepts.iter().all(|c| KNOWN_CONCEPTS.contains(&c.as_str())));
+        assert!(
+            observation
+                .concepts
+                .iter()
+                .all(|c| KNOWN_CONCEPTS.contains(&c.as_str()))
+        );
     }
     if let Some(summary) = &parsed.summary {
         let fields = [
@@ -170,19 +193,27 @@ struct Style {
 
 fn style() -> impl Strategy<Value = Style> {
     let order = Just((0..8).collect::<Vec<usize>>()).prop_shuffle();
-    (any::<[bool; 5]>(), 0u8..3, 0usize..6, "[ \t\n]{0,3}", 0u8..3, order).prop_map(
-        |(flags, entity_spelling, indent, padding, empty_field, field_order)| Style {
-            uppercase_tags: flags[0],
-            cdata: flags[1],
-            lists_as_lines: flags[2],
-            concepts_with_commas: flags[3] && !flags[2],
-            entity_spelling,
-            indent,
-            padding,
-            empty_field,
-            field_order,
-        },
+    (
+        any::<[bool; 5]>(),
+        0u8..3,
+        0usize..6,
+        "[ \t\n]{0,3}",
+        0u8..3,
+        order,
     )
+        .prop_map(
+            |(flags, entity_spelling, indent, padding, empty_field, field_order)| Style {
+                uppercase_tags: flags[0],
+                cdata: flags[1],
+                lists_as_lines: flags[2],
+                concepts_with_commas: flags[3] && !flags[2],
+                entity_spelling,
+                indent,
+                padding,
+                empty_field,
+                field_order,
+            },
+        )
 }
 
 /// A word with the characters that need care: `<`, `&`, `>`, quotes,
@@ -209,13 +240,18 @@ fn paragraph() -> impl Strategy<Value = String> {
 /// A type as the model might write it, and the type it should be read as.
 fn written_type() -> impl Strategy<Value = (String, String)> {
     let known = (select(&KNOWN_TYPES[..]), any::<bool>(), any::<bool>()).prop_map(|(kind, upper, dash)| {
-        let mut written = if upper { kind.to_uppercase() } else { kind.to_owned() };
+        let mut written = if upper {
+            kind.to_uppercase()
+        } else {
+            kind.to_owned()
+        };
         if dash {
             written = written.replace('_', "-");
         }
         (written, kind.to_owned())
     });
-    let unknown = select(&["insight", "note", "", "bug fix"][..]).prop_map(|t| (t.to_owned(), "discovery".into()));
+    let unknown =
+        select(&["insight", "note", "", "bug fix"][..]).prop_map(|t| (t.to_owned(), "discovery".into()));
     prop_oneof![4 => known, 1 => unknown]
 }
 
@@ -258,21 +294,26 @@ fn written_observation() -> impl Strategy<Value = WrittenObservation> {
         files(),
         files(),
     )
-        .prop_map(move |(kind, title, subtitle, facts, narrative, concepts, read, modified)| WrittenObservation {
-            kind,
-            title,
-            subtitle,
-            facts,
-            narrative,
-            concepts,
-            files_read: as_strings(read),
-            files_modified: as_strings(modified),
-        })
+        .prop_map(
+            move |(kind, title, subtitle, facts, narrative, concepts, read, modified)| WrittenObservation {
+                kind,
+                title,
+                subtitle,
+                facts,
+                narrative,
+                concepts,
+                files_read: as_strings(read),
+                files_modified: as_strings(modified),
+            },
+        )
 }
 
 /// What parsing the written observation should give.
 fn expected_observation(written: &WrittenObservation) -> ParsedObservation {
-    let concepts = written.concepts.iter().map(|c| c.to_lowercase().replace('_', "-"));
+    let concepts = written
+        .concepts
+        .iter()
+        .map(|c| c.to_lowercase().replace('_', "-"));
     ParsedObservation {
         kind: written.kind.1.clone(),
         title: written.title.clone(),
@@ -330,8 +371,16 @@ fn element(name: &str, inner: &str, style: &Style) -> String {
 
 /// A one-line field, padded with whitespace.
 fn one_line_field(name: &str, text: &str, style: &Style) -> String {
-    let inner = if text.is_empty() { String::new() } else { escape(text, style) };
-    let padded = if inner.is_empty() { inner } else { format!("{0}{inner}{0}", style.padding) };
+    let inner = if text.is_empty() {
+        String::new()
+    } else {
+        escape(text, style)
+    };
+    let padded = if inner.is_empty() {
+        inner
+    } else {
+        format!("{0}{inner}{0}", style.padding)
+    };
     element(name, &padded, style)
 }
 
@@ -350,9 +399,15 @@ fn list_field(name: &str, item: &str, items: &[String], style: &Style, commas: b
     let inner = if commas {
         escape(&items.join(", "), style)
     } else if style.lists_as_lines {
-        items.iter().map(|i| format!("\n- {}", escape(i, style))).collect::<String>()
+        items
+            .iter()
+            .map(|i| format!("\n- {}", escape(i, style)))
+            .collect::<String>()
     } else {
-        items.iter().map(|i| element(item, &escape(i, style), style)).collect::<String>()
+        items
+            .iter()
+            .map(|i| element(item, &escape(i, style), style))
+            .collect::<String>()
     };
     element(name, &inner, style)
 }
@@ -364,11 +419,21 @@ fn render_observation(written: &WrittenObservation, style: &Style) -> String {
         one_line_field("subtitle", &written.subtitle, style),
         list_field("facts", "fact", &written.facts, style, false),
         prose_field("narrative", &written.narrative, style),
-        list_field("concepts", "concept", &written.concepts, style, style.concepts_with_commas),
+        list_field(
+            "concepts",
+            "concept",
+            &written.concepts,
+            style,
+            style.concepts_with_commas,
+        ),
         list_field("files_read", "file", &written.files_read, style, false),
         list_field("files_modified", "file", &written.files_modified, style, false),
     ];
-    let body: String = style.field_order.iter().map(|&i| format!("\n  {}", fields[i])).collect();
+    let body: String = style
+        .field_order
+        .iter()
+        .map(|&i| format!("\n  {}", fields[i]))
+        .collect();
     let name = tag_name("observation", style);
     format!("<{name} id=\"x\">{body}\n</{name}>")
 }
@@ -382,7 +447,10 @@ fn render_summary(summary: &ParsedSummary, style: &Style) -> String {
         ("next_steps", &summary.next_steps),
         ("notes", &summary.notes),
     ];
-    let body: String = fields.iter().map(|(name, text)| format!("\n  {}", prose_field(name, text, style))).collect();
+    let body: String = fields
+        .iter()
+        .map(|(name, text)| format!("\n  {}", prose_field(name, text, style)))
+        .collect();
     let name = tag_name("summary", style);
     format!("<{name}>{body}\n</{name}>")
 }
@@ -401,15 +469,24 @@ fn prose() -> impl Strategy<Value = String> {
 }
 
 fn summary() -> impl Strategy<Value = ParsedSummary> {
-    (paragraph(), paragraph(), paragraph(), paragraph(), paragraph(), paragraph())
-        .prop_map(|(request, investigated, learned, completed, next_steps, notes)| ParsedSummary {
-            request,
-            investigated,
-            learned,
-            completed,
-            next_steps,
-            notes,
-        })
+    (
+        paragraph(),
+        paragraph(),
+        paragraph(),
+        paragraph(),
+        paragraph(),
+        paragraph(),
+    )
+        .prop_map(
+            |(request, investigated, learned, completed, next_steps, notes)| ParsedSummary {
+                request,
+                investigated,
+                learned,
+                completed,
+                next_steps,
+                notes,
+            },
+        )
         .prop_filter("a summary with some text", |s| {
             !(s.request.is_empty()
                 && s.investigated.is_empty()

@@ -7,7 +7,7 @@
 use std::iter::Peekable;
 
 use super::entities::decode_entities;
-use super::scan::{attribute, Scanner, Tag, Token};
+use super::scan::{Scanner, Tag, Token, attribute};
 use super::text::{multi_line, single_line, split_bulleted_lines};
 use super::vocab::{normalize_concept, normalize_type};
 use super::{Parsed, ParsedObservation, ParsedSummary};
@@ -25,7 +25,12 @@ pub(crate) fn read_answer(text: &str) -> Parsed {
     let mut tokens = Scanner::new(text).peekable();
     let mut parsed = Parsed::default();
     while let Some(token) = tokens.next() {
-        let Token::Open { tag, attrs, self_closing } = token else {
+        let Token::Open {
+            tag,
+            attrs,
+            self_closing,
+        } = token
+        else {
             continue; // Prose, fences and stray tags between blocks.
         };
         match tag {
@@ -95,7 +100,9 @@ fn read_list(tokens: &mut Tokens<'_>, list: Tag, item: Tag) -> Vec<String> {
         match *token {
             Token::Text(raw) => loose_text.push_str(&decode_entities(raw)),
             Token::CData(raw) => loose_text.push_str(raw),
-            Token::Open { tag, self_closing, .. } if tag == item => {
+            Token::Open {
+                tag, self_closing, ..
+            } if tag == item => {
                 tokens.next();
                 if !self_closing {
                     items.push(read_field_text(tokens, item));
@@ -136,7 +143,12 @@ struct RawObservation {
 fn read_observation(tokens: &mut Tokens<'_>, attrs: &str) -> ParsedObservation {
     let mut raw = RawObservation::default();
     while let Some(token) = next_in_block(tokens, Tag::Observation) {
-        if let Token::Open { tag, self_closing: false, .. } = token {
+        if let Token::Open {
+            tag,
+            self_closing: false,
+            ..
+        } = token
+        {
             read_observation_field(tokens, tag, &mut raw);
         }
     }
@@ -206,7 +218,11 @@ fn clean_items(raw: Vec<String>, deduplicate: bool) -> Vec<String> {
 /// separated), normalised, deduplicated, in order. Unknown ones are dropped.
 fn clean_concepts(raw: &[String]) -> Vec<String> {
     let mut concepts: Vec<String> = Vec::new();
-    for concept in raw.iter().flat_map(|item| item.split(',')).filter_map(normalize_concept) {
+    for concept in raw
+        .iter()
+        .flat_map(|item| item.split(','))
+        .filter_map(normalize_concept)
+    {
         if !concepts.iter().any(|kept| kept == concept) {
             concepts.push(concept.to_owned());
         }
@@ -223,7 +239,12 @@ fn is_usable(observation: &ParsedObservation) -> bool {
 fn read_summary(tokens: &mut Tokens<'_>) -> ParsedSummary {
     let mut raw = ParsedSummary::default();
     while let Some(token) = next_in_block(tokens, Tag::Summary) {
-        let Token::Open { tag, self_closing: false, .. } = token else {
+        let Token::Open {
+            tag,
+            self_closing: false,
+            ..
+        } = token
+        else {
             continue;
         };
         let slot = match tag {
@@ -264,7 +285,11 @@ fn is_blank(summary: &ParsedSummary) -> bool {
 /// The reason of a skip marker: its `reason` attribute, or else its text
 /// (`<skip_summary>reason</skip_summary>`), or `""`.
 fn read_skip_reason(tokens: &mut Tokens<'_>, attrs: &str, self_closing: bool) -> String {
-    let body = if self_closing { String::new() } else { read_field_text(tokens, Tag::SkipSummary) };
+    let body = if self_closing {
+        String::new()
+    } else {
+        read_field_text(tokens, Tag::SkipSummary)
+    };
     let from_attribute = attribute(attrs, "reason").map(|value| multi_line(&decode_entities(value)));
     match from_attribute {
         Some(reason) if !reason.is_empty() => reason,

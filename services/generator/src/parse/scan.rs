@@ -75,14 +75,22 @@ impl Tag {
 /// Case-insensitive comparison that also reads `-` as `_`.
 fn same_tag_name(name: &str, canonical: &str) -> bool {
     let fold = |b: u8| if b == b'-' { b'_' } else { b.to_ascii_lowercase() };
-    name.len() == canonical.len() && name.bytes().zip(canonical.bytes()).all(|(a, b)| fold(a) == fold(b))
+    name.len() == canonical.len()
+        && name
+            .bytes()
+            .zip(canonical.bytes())
+            .all(|(a, b)| fold(a) == fold(b))
 }
 
 /// One piece of the answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Token<'a> {
     /// `<tag attrs>` or `<tag attrs/>`; `attrs` is the raw text after the name.
-    Open { tag: Tag, attrs: &'a str, self_closing: bool },
+    Open {
+        tag: Tag,
+        attrs: &'a str,
+        self_closing: bool,
+    },
     /// `</tag>`.
     Close(Tag),
     /// Text between tags, entities not yet decoded.
@@ -113,7 +121,11 @@ pub(crate) struct Scanner<'a> {
 
 impl<'a> Scanner<'a> {
     pub(crate) fn new(text: &'a str) -> Self {
-        Scanner { text, pos: 0, no_comment_end: false }
+        Scanner {
+            text,
+            pos: 0,
+            no_comment_end: false,
+        }
     }
 
     /// The markup starting at `start` (which holds `<`) and the index just
@@ -186,7 +198,11 @@ impl<'a> Scanner<'a> {
             let inside = self.text[name_end..close].trim_end();
             let self_closing = inside.ends_with('/');
             let attrs = inside.strip_suffix('/').unwrap_or(inside);
-            Token::Open { tag, attrs, self_closing }
+            Token::Open {
+                tag,
+                attrs,
+                self_closing,
+            }
         };
         Some((token, close + 1))
     }
@@ -196,7 +212,10 @@ impl<'a> Scanner<'a> {
     fn next_markup_start(&mut self, from: usize) -> usize {
         let bytes = self.text.as_bytes();
         let mut search = from;
-        while let Some(offset) = bytes.get(search..).and_then(|tail| tail.iter().position(|&b| b == b'<')) {
+        while let Some(offset) = bytes
+            .get(search..)
+            .and_then(|tail| tail.iter().position(|&b| b == b'<'))
+        {
             let candidate = search + offset;
             if self.markup_at(candidate).is_some() {
                 return candidate;
@@ -231,38 +250,50 @@ impl<'a> Iterator for Scanner<'a> {
     }
 }
 
-/// How far past the next `<` a quoted attribute value may run, in bytes
+/// How far a tag whose quoted attribute value holds `<` may run, in bytes
 /// (`reason="only <ls> ran"`). Bounds the cost of each failed tag.
 const MAX_QUOTED_TAG_LEN: usize = 1024;
 
 /// The index of the `>` closing a tag whose name ends at `from`, or `None`
-/// if there is none. Tried in turn, each stopping at the next `<` unless
-/// said otherwise:
-/// 1. the first `>` outside quotes (quoted values may hold `>`);
-/// 2. the first `>` (a stray quote: `<observation id="1>`);
-/// 3. the first `>` outside quotes, letting quotes span a `<`, within
-///    [`MAX_QUOTED_TAG_LEN`] bytes.
+/// if there is none. Tried in turn:
+/// 1. the first `>` outside quotes before the next `<` (quoted values may
+///    hold `>`);
+/// 2. the first `>` outside quotes where one quoted value holds `<`
+///    (`reason="only <ls> ran"`), within [`MAX_QUOTED_TAG_LEN`] bytes;
+/// 3. the first `>` before the next `<`, quotes ignored (a stray quote:
+///    `<observation id="1>`).
 fn find_tag_end(bytes: &[u8], from: usize) -> Option<usize> {
     let tail = &bytes[from..];
     let window_len = tail.iter().position(|&b| b == b'<').unwrap_or(tail.len());
     let window = &tail[..window_len];
-    let offset = first_unquoted_close(window, false)
-        .or_else(|| window.iter().position(|&b| b == b'>'))
-        .or_else(|| first_unquoted_close(&tail[..tail.len().min(MAX_QUOTED_TAG_LEN)], true))?;
+    let offset = first_unquoted_close(window, 0)
+        .or_else(|| first_unquoted_close(&tail[..tail.len().min(MAX_QUOTED_TAG_LEN)], 1))
+        .or_else(|| window.iter().position(|&b| b == b'>'))?;
     Some(from + offset)
 }
 
-/// The index of the first `>` outside `"…"` or `'…'` in `bytes`. Unless
-/// `quotes_span_lt`, a `<` inside quotes ends the search; a `<` outside
-/// quotes always does.
-fn first_unquoted_close(bytes: &[u8], quotes_span_lt: bool) -> Option<usize> {
+/// The index of the first `>` outside `"…"` or `'…'` in `bytes`. A `<`
+/// outside quotes ends the search, and so does a `<` inside quotes once
+/// more than `quotes_with_lt` quoted values have held one.
+fn first_unquoted_close(bytes: &[u8], quotes_with_lt: usize) -> Option<usize> {
     let mut quote: Option<u8> = None;
+    let mut quote_has_lt = false;
+    let mut spent = 0;
     for (offset, &b) in bytes.iter().enumerate() {
         match quote {
             Some(q) if b == q => quote = None,
-            Some(_) if b == b'<' && !quotes_span_lt => return None,
+            Some(_) if b == b'<' && !quote_has_lt => {
+                if spent == quotes_with_lt {
+                    return None;
+                }
+                spent += 1;
+                quote_has_lt = true;
+            }
             Some(_) => {}
-            None if b == b'"' || b == b'\'' => quote = Some(b),
+            None if b == b'"' || b == b'\'' => {
+                quote = Some(b);
+                quote_has_lt = false;
+            }
             None if b == b'>' => return Some(offset),
             None if b == b'<' => return None,
             None => {}
@@ -288,7 +319,9 @@ pub(crate) fn attribute<'a>(attrs: &'a str, name: &str) -> Option<&'a str> {
         if rest.is_empty() {
             return None;
         }
-        let key_len = rest.find(|c: char| c.is_whitespace() || c == '=' || c == '/').unwrap_or(rest.len());
+        let key_len = rest
+            .find(|c: char| c.is_whitespace() || c == '=' || c == '/')
+            .unwrap_or(rest.len());
         let key = &rest[..key_len];
         rest = rest[key_len..].trim_start();
         let value = match rest.strip_prefix('=') {

@@ -124,7 +124,13 @@ fn missing_fields_are_empty() {
     };
     assert_eq!(observation, expected);
     let summary = summary_of("<summary><learned>x</learned></summary>");
-    assert_eq!(summary, ParsedSummary { learned: "x".into(), ..ParsedSummary::default() });
+    assert_eq!(
+        summary,
+        ParsedSummary {
+            learned: "x".into(),
+            ..ParsedSummary::default()
+        }
+    );
 }
 
 #[test]
@@ -179,7 +185,19 @@ fn narrative_keeps_lines_but_drops_shared_indent() {
       </narrative>
     </observation>";
     let narrative = only_observation(text).narrative;
-    assert_eq!(narrative, "First line.\nSecond line,\n  indented more.\n\nAfter a gap.");
+    assert_eq!(
+        narrative,
+        "First line.\nSecond line,\n  indented more.\n\nAfter a gap."
+    );
+}
+
+#[test]
+fn repeated_fields_keep_the_first_non_blank_value_and_lists_accumulate() {
+    let text = "<observation><title> </title><title>first</title><title>second</title>\
+        <facts><fact>a</fact></facts><facts><fact>b</fact></facts></observation>";
+    let observation = only_observation(text);
+    assert_eq!(observation.title, "first");
+    assert_eq!(observation.facts, ["a", "b"]);
 }
 
 // ---- type and concepts ----
@@ -218,12 +236,16 @@ fn concepts_keep_only_the_known_seven_normalised() {
     let text = "<observation><title>t</title><concepts><concept>Gotcha</concept>\
         <concept>made-up</concept><concept>TRADE_OFF</concept><concept>how it works</concept>\
         <concept>gotcha</concept></concepts></observation>";
-    assert_eq!(only_observation(text).concepts, ["gotcha", "trade-off", "how-it-works"]);
+    assert_eq!(
+        only_observation(text).concepts,
+        ["gotcha", "trade-off", "how-it-works"]
+    );
 }
 
 #[test]
 fn concepts_may_be_comma_separated() {
-    let text = "<observation><title>t</title><concepts>pattern, what-changed,unknown</concepts></observation>";
+    let text =
+        "<observation><title>t</title><concepts>pattern, what-changed,unknown</concepts></observation>";
     assert_eq!(only_observation(text).concepts, ["pattern", "what-changed"]);
     let text = "<observation><title>t</title><concepts><concept>gotcha, pattern</concept></concepts>\
         </observation>";
@@ -240,19 +262,30 @@ fn predefined_entities_are_decoded() {
 
 #[test]
 fn numeric_references_are_decoded() {
-    assert_eq!(decode_entities("it&#39;s &#x27;x&#X27; &#x1F600; &#233;"), "it's 'x' 😀 é");
+    assert_eq!(
+        decode_entities("it&#39;s &#x27;x&#X27; &#x1F600; &#233;"),
+        "it's 'x' 😀 é"
+    );
 }
 
 #[test]
 fn unknown_entities_are_left_as_is() {
-    for raw in ["&nbsp;", "&copy;", "& alone", "&amp", "&#;", "&#x;", "&#12a;", "&AMP;", "AT&T"] {
+    for raw in [
+        "&nbsp;", "&copy;", "& alone", "&amp", "&#;", "&#x;", "&#12a;", "&AMP;", "AT&T",
+    ] {
         assert_eq!(decode_entities(raw), raw);
     }
 }
 
 #[test]
 fn invalid_code_points_are_left_as_is() {
-    for raw in ["&#xD800;", "&#x110000;", "&#0;", "&#99999999999;", "&#xFFFFFFFFFF;"] {
+    for raw in [
+        "&#xD800;",
+        "&#x110000;",
+        "&#0;",
+        "&#99999999999;",
+        "&#xFFFFFFFFFF;",
+    ] {
         assert_eq!(decode_entities(raw), raw);
     }
 }
@@ -269,7 +302,10 @@ fn cdata_is_kept_verbatim() {
 #[test]
 fn unknown_tags_are_text() {
     let text = "<observation><title>Use Vec<String> in <code>parse</code></title></observation>";
-    assert_eq!(only_observation(text).title, "Use Vec<String> in <code>parse</code>");
+    assert_eq!(
+        only_observation(text).title,
+        "Use Vec<String> in <code>parse</code>"
+    );
 }
 
 #[test]
@@ -348,8 +384,14 @@ fn lists_without_items_are_split_into_lines() {
         - src/b.rs
       </files_read></observation>";
     let observation = only_observation(text);
-    let expected_facts =
-        ["dash bullet", "star bullet", "numbered", "also numbered", "plain line", "-5 is not a bullet"];
+    let expected_facts = [
+        "dash bullet",
+        "star bullet",
+        "numbered",
+        "also numbered",
+        "plain line",
+        "-5 is not a bullet",
+    ];
     assert_eq!(observation.facts, expected_facts);
     assert_eq!(observation.files_read, ["src/a.rs", "src/b.rs"]);
 }
@@ -406,15 +448,40 @@ fn skip_summary_with_reason_text() {
 
 #[test]
 fn skip_summary_without_reason() {
-    for text in ["<skip_summary/>", "<SKIP_SUMMARY />", "<skip_summary></skip_summary>", "<skip_summary>"] {
+    for text in [
+        "<skip_summary/>",
+        "<SKIP_SUMMARY />",
+        "<skip_summary></skip_summary>",
+        "<skip_summary>",
+    ] {
         assert_eq!(parse_ok(text).skipped.as_deref(), Some(""), "{text}");
     }
 }
 
 #[test]
 fn skip_summary_with_single_quoted_and_unquoted_reason() {
-    assert_eq!(parse_ok("<skip_summary reason='a > b'/>").skipped.as_deref(), Some("a > b"));
-    assert_eq!(parse_ok("<skip_summary REASON=trivial/>").skipped.as_deref(), Some("trivial"));
+    assert_eq!(
+        parse_ok("<skip_summary reason='a > b'/>").skipped.as_deref(),
+        Some("a > b")
+    );
+    assert_eq!(
+        parse_ok("<skip_summary REASON=trivial/>").skipped.as_deref(),
+        Some("trivial")
+    );
+}
+
+#[test]
+fn skip_reason_attribute_may_hold_angle_brackets() {
+    let parsed = parse_ok("<skip_summary reason=\"only <ls> ran\"/>");
+    assert_eq!(parsed.skipped.as_deref(), Some("only <ls> ran"));
+}
+
+#[test]
+fn stray_quote_in_an_attribute_does_not_swallow_the_block() {
+    let text = "<observation id=\"1><title>He said \"hi\"</title><facts><fact>a</fact></facts></observation>";
+    let observation = only_observation(text);
+    assert_eq!(observation.title, "He said \"hi\"");
+    assert_eq!(observation.facts, ["a"]);
 }
 
 // ---- summaries ----
@@ -449,7 +516,9 @@ fn text_fields_are_capped_on_a_char_boundary() {
 
 #[test]
 fn lists_are_capped() {
-    let facts: String = (0..MAX_LIST_ITEMS + 10).map(|i| format!("<fact>f{i}</fact>")).collect();
+    let facts: String = (0..MAX_LIST_ITEMS + 10)
+        .map(|i| format!("<fact>f{i}</fact>"))
+        .collect();
     let files: String = (0..MAX_LIST_ITEMS + 10).map(|i| format!("f{i}.rs\n")).collect();
     let text = format!(
         "<observation><title>t</title><facts>{facts}</facts><files_read>{files}</files_read></observation>"
@@ -462,11 +531,15 @@ fn lists_are_capped() {
 
 #[test]
 fn observations_are_capped() {
-    let text: String =
-        (0..MAX_OBSERVATIONS + 5).map(|i| format!("<observation><title>{i}</title></observation>")).collect();
+    let text: String = (0..MAX_OBSERVATIONS + 5)
+        .map(|i| format!("<observation><title>{i}</title></observation>"))
+        .collect();
     let parsed = parse_ok(&text);
     assert_eq!(parsed.observations.len(), MAX_OBSERVATIONS);
-    assert_eq!(parsed.observations[MAX_OBSERVATIONS - 1].title, (MAX_OBSERVATIONS - 1).to_string());
+    assert_eq!(
+        parsed.observations[MAX_OBSERVATIONS - 1].title,
+        (MAX_OBSERVATIONS - 1).to_string()
+    );
 }
 
 // ---- errors ----
@@ -488,7 +561,11 @@ fn answer_with_nothing_usable_is_a_parse_error() {
 #[test]
 fn parse_error_quotes_the_start_of_the_answer() {
     let error = parse("The model said something else entirely.").expect_err("no blocks");
-    assert!(error.message.contains("The model said something else entirely."), "{}", error.message);
+    assert!(
+        error.message.contains("The model said something else entirely."),
+        "{}",
+        error.message
+    );
 
     let long = format!("{}{}", "ü".repeat(199), "xyz".repeat(1000));
     let error = parse(&long).expect_err("no blocks");
@@ -518,10 +595,19 @@ fn pathological_inputs() -> Vec<String> {
         "<title ".repeat(30_000),
         "<title a=\"".repeat(30_000),
         "<observation a='>".repeat(20_000),
-        format!("<observation><title>{}</title></observation>", "a ".repeat(500_000)),
+        format!(
+            "<observation><title>{}</title></observation>",
+            "a ".repeat(500_000)
+        ),
         format!("<observation><narrative>{}</narrative>", "x\n".repeat(300_000)),
-        format!("<observation><title>t</title><facts>{}</facts>", "- a\n".repeat(100_000)),
-        format!("<observation><title>t</title><concepts>{}</concepts>", ",".repeat(200_000)),
+        format!(
+            "<observation><title>t</title><facts>{}</facts>",
+            "- a\n".repeat(100_000)
+        ),
+        format!(
+            "<observation><title>t</title><concepts>{}</concepts>",
+            ",".repeat(200_000)
+        ),
         "<skip_summary reason=\"".repeat(20_000),
         "```".repeat(50_000),
     ]

@@ -96,12 +96,17 @@ pub(crate) fn split_bulleted_lines(text: &str) -> Vec<String> {
 /// `line` without a leading `- `, `* `, `+ `, `• ` or `12. ` / `12) `.
 fn strip_bullet(line: &str) -> &str {
     let line = line.trim_start();
-    if let Some(rest) = ["-", "*", "+", "•"].iter().find_map(|bullet| line.strip_prefix(bullet)) {
-        if rest.is_empty() || rest.starts_with(char::is_whitespace) {
-            return rest;
-        }
-    }
-    strip_number_bullet(line).unwrap_or(line)
+    strip_symbol_bullet(line)
+        .or_else(|| strip_number_bullet(line))
+        .unwrap_or(line)
+}
+
+/// `- rest` (or `*`, `+`, `•`) → `rest`; `None` if `line` has no such bullet.
+fn strip_symbol_bullet(line: &str) -> Option<&str> {
+    let rest = ["-", "*", "+", "•"]
+        .iter()
+        .find_map(|bullet| line.strip_prefix(bullet))?;
+    ends_bullet(rest).then_some(rest)
 }
 
 /// `12. rest` or `12) rest` → `rest`; `None` if `line` is not numbered.
@@ -112,5 +117,11 @@ fn strip_number_bullet(line: &str) -> Option<&str> {
     }
     // ASCII digits: `digits` is a char boundary.
     let rest = line[digits..].strip_prefix(['.', ')'])?;
-    (rest.is_empty() || rest.starts_with(char::is_whitespace)).then_some(rest)
+    ends_bullet(rest).then_some(rest)
+}
+
+/// Whether the text after a bullet marker makes it one: a bullet is
+/// followed by whitespace or nothing (`-5` and `1.5` are not bullets).
+fn ends_bullet(rest: &str) -> bool {
+    rest.is_empty() || rest.starts_with(char::is_whitespace)
 }

@@ -188,17 +188,43 @@ mod tests {
     fn digest_collects_files_commands_and_fixes() {
         let events = vec![
             event("UserPromptSubmit", None, json!({"prompt": " fix it "})),
-            event("PostToolUse", Some("Read"), json!({"tool_input": {"file_path": "a.rs"}})),
-            event("PostToolUse", Some("Read"), json!({"tool_input": {"file_path": "a.rs"}})),
-            event("PostToolUseFailure", Some("Bash"), json!({"tool_input": {"command": "make"}, "error": "Exit code 2"})),
-            event("PostToolUse", Some("Edit"), json!({"tool_input": {"file_path": "b.rs"}})),
-            event("PostToolUse", Some("Bash"), json!({"tool_input": {"command": "make"}, "tool_response": {"stdout": "ok"}})),
+            event(
+                "PostToolUse",
+                Some("Read"),
+                json!({"tool_input": {"file_path": "a.rs"}}),
+            ),
+            event(
+                "PostToolUse",
+                Some("Read"),
+                json!({"tool_input": {"file_path": "a.rs"}}),
+            ),
+            event(
+                "PostToolUseFailure",
+                Some("Bash"),
+                json!({"tool_input": {"command": "make"}, "error": "Exit code 2"}),
+            ),
+            event(
+                "PostToolUse",
+                Some("Edit"),
+                json!({"tool_input": {"file_path": "b.rs"}}),
+            ),
+            event(
+                "PostToolUse",
+                Some("Bash"),
+                json!({"tool_input": {"command": "make"}, "tool_response": {"stdout": "ok"}}),
+            ),
             event("Stop", None, json!({"last_assistant_message": "done"})),
         ];
         let d = Digest::of(&events);
         assert_eq!(d.prompt(), Some("fix it"));
-        assert_eq!((d.files_read.clone(), d.files_modified.clone()), (vec!["a.rs".into()], vec!["b.rs".into()]));
-        assert_eq!((d.tool_events, d.tool_counts["Read"], d.failed_commands()), (5, 2, 1));
+        assert_eq!(
+            (d.files_read.clone(), d.files_modified.clone()),
+            (vec!["a.rs".into()], vec!["b.rs".into()])
+        );
+        assert_eq!(
+            (d.tool_events, d.tool_counts["Read"], d.failed_commands()),
+            (5, 2, 1)
+        );
         assert_eq!(d.fixed_commands(), vec!["make"]);
         assert_eq!(d.command_outcomes(), vec![("make", Outcome::Fixed)]);
         assert_eq!(d.errors, vec!["Exit code 2".to_string()]);
@@ -207,13 +233,33 @@ mod tests {
 
     #[test]
     fn outcomes_follow_the_last_run() {
-        let run = |text: &str, failed| Command { text: text.into(), failed };
+        let run = |text: &str, failed| Command {
+            text: text.into(),
+            failed,
+        };
         let d = Digest {
-            commands: vec![run("a", true), run("b", false), run("a", false), run("c", false), run("c", true), run("a", true)],
+            commands: vec![
+                run("a", true),
+                run("b", false),
+                run("a", false),
+                run("c", false),
+                run("c", true),
+                run("a", true),
+            ],
             ..Digest::default()
         };
-        assert_eq!(d.command_outcomes(), vec![("a", Outcome::Failed), ("b", Outcome::Passed), ("c", Outcome::Failed)]);
-        let d = Digest { commands: vec![run("a", false), run("a", true), run("a", false)], ..Digest::default() };
+        assert_eq!(
+            d.command_outcomes(),
+            vec![
+                ("a", Outcome::Failed),
+                ("b", Outcome::Passed),
+                ("c", Outcome::Failed)
+            ]
+        );
+        let d = Digest {
+            commands: vec![run("a", false), run("a", true), run("a", false)],
+            ..Digest::default()
+        };
         assert_eq!(d.fixed_commands(), vec!["a"]);
     }
 
@@ -221,7 +267,15 @@ mod tests {
     fn turns_split_on_prompts_and_numbers() {
         let p = |n| numbered(event("UserPromptSubmit", None, json!({"prompt": "p"})), n);
         let t = |n| numbered(event("PostToolUse", Some("Read"), json!({})), n);
-        let events = vec![t(None), p(Some(1)), t(Some(1)), t(None), t(Some(2)), p(Some(3)), t(Some(3))];
+        let events = vec![
+            t(None),
+            p(Some(1)),
+            t(Some(1)),
+            t(None),
+            t(Some(2)),
+            p(Some(3)),
+            t(Some(3)),
+        ];
         let sizes: Vec<usize> = split_turns(&events).iter().map(|t| t.len()).collect();
         assert_eq!(sizes, vec![1, 3, 1, 2]);
         assert!(split_turns(&[]).is_empty());

@@ -51,7 +51,12 @@ pub fn first_line(text: &str, max_chars: usize) -> Option<String> {
 
 /// Joins at most `max_items` items with `, `, then `(+N more)` for the rest.
 pub fn join_capped(items: &[String], max_items: usize) -> String {
-    let mut out = items.iter().take(max_items).cloned().collect::<Vec<_>>().join(", ");
+    let mut out = items
+        .iter()
+        .take(max_items)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
     if items.len() > max_items {
         out.push_str(&format!(" (+{} more)", items.len() - max_items));
     }
@@ -97,7 +102,13 @@ mod tests {
         let out = elide(&text, 100);
         assert!(out.chars().count() <= 100, "{}", out.chars().count());
         assert!(out.starts_with("HEAD") && out.ends_with("TAIL"), "{out}");
-        let named: usize = out.split("…[").nth(1).and_then(|s| s.split(' ').next()).unwrap().parse().unwrap();
+        let named: usize = out
+            .split("…[")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .unwrap()
+            .parse()
+            .unwrap();
         let kept = out.chars().count() - marker(named).chars().count();
         assert_eq!(kept + named, text.chars().count());
     }
@@ -119,7 +130,10 @@ mod tests {
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("ab", 4), "ab");
         assert_eq!(truncate("ab", 0), "");
-        assert_eq!(first_line("\n  \n  fix it  \nmore", 80).as_deref(), Some("fix it"));
+        assert_eq!(
+            first_line("\n  \n  fix it  \nmore", 80).as_deref(),
+            Some("fix it")
+        );
         assert_eq!(first_line("   ", 80), None);
         let items: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
         assert_eq!(join_capped(&items, 2), "a, b (+1 more)");

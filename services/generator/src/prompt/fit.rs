@@ -43,7 +43,11 @@ pub(crate) fn fit(layout: Layout, total: usize, keep: Keep) -> String {
     let (front, back) = choose(&sizes, budget, keep);
     let left_out = items.len() - front - back;
     let line = (left_out > 0).then(|| omitted(&layout, keep, left_out));
-    let kept: Vec<String> = items[..front].iter().chain(&items[items.len() - back..]).cloned().collect();
+    let kept: Vec<String> = items[..front]
+        .iter()
+        .chain(&items[items.len() - back..])
+        .cloned()
+        .collect();
     elide(&join(&layout, &kept, front, line.as_deref()), total).into_owned()
 }
 
@@ -71,7 +75,11 @@ fn choose(sizes: &[usize], budget: usize, keep: Keep) -> (usize, usize) {
     let (mut front_open, mut back_open) = (keep == Keep::Ends, true);
     while front + back < n && (front_open || back_open) {
         let from_front = front_open && (front <= back || !back_open);
-        let size = if from_front { sizes[front] } else { sizes[n - 1 - back] };
+        let size = if from_front {
+            sizes[front]
+        } else {
+            sizes[n - 1 - back]
+        };
         if used + size > budget {
             if from_front {
                 front_open = false;
@@ -143,7 +151,10 @@ mod tests {
         assert!(out.contains("item 0 ") && out.contains("item 99 "), "{out}");
         assert!(out.starts_with("HEAD\n") && out.ends_with("\nTAIL"));
         let kept = out.matches("item ").count();
-        assert!(out.contains(&format!("[… {} events from the middle left out", 100 - kept)), "{out}");
+        assert!(
+            out.contains(&format!("[… {} events from the middle left out", 100 - kept)),
+            "{out}"
+        );
     }
 
     #[test]

@@ -33,7 +33,11 @@ pub(crate) fn material(job_type: JobType, events: Vec<EventRecord>) -> Material 
 }
 
 pub(crate) fn user_prompt(text: &str) -> EventRecord {
-    event("UserPromptSubmit", None, json!({"prompt": text, "session_id": "s1"}))
+    event(
+        "UserPromptSubmit",
+        None,
+        json!({"prompt": text, "session_id": "s1"}),
+    )
 }
 
 pub(crate) fn read(path: &str) -> EventRecord {
@@ -71,7 +75,11 @@ pub(crate) fn bash(command: &str, failed: bool) -> EventRecord {
 }
 
 pub(crate) fn stop(message: &str) -> EventRecord {
-    event("Stop", None, json!({"last_assistant_message": message, "stop_hook_active": false}))
+    event(
+        "Stop",
+        None,
+        json!({"last_assistant_message": message, "stop_hook_active": false}),
+    )
 }
 
 /// A turn that reads, edits, fails `cargo test`, then passes it, then stops.

@@ -9,7 +9,7 @@
 //! - `payload`, `digest`: reading events, shared with the heuristic provider.
 
 pub(crate) mod digest;
-pub mod elide;
+pub(crate) mod elide;
 mod fit;
 mod observations;
 pub(crate) mod payload;
@@ -98,7 +98,10 @@ fn header(kind: &str, material: &Material) -> String {
 
 /// The text trimmed and elided to `max_chars`, or `(not recorded)`.
 fn optional(text: Option<&str>, max_chars: usize) -> String {
-    text.map_or_else(|| "(not recorded)".into(), |t| elide(t.trim(), max_chars).into_owned())
+    text.map_or_else(
+        || "(not recorded)".into(),
+        |t| elide(t.trim(), max_chars).into_owned(),
+    )
 }
 
 #[cfg(test)]

@@ -8,7 +8,11 @@ use crate::material::Material;
 
 /// The observation prompt for `material` within `budget`.
 pub(crate) fn build(material: &Material, budget: &Budget) -> String {
-    let found = material.events.iter().enumerate().find_map(|(i, e)| Some((i, payload::prompt(e)?)));
+    let found = material
+        .events
+        .iter()
+        .enumerate()
+        .find_map(|(i, e)| Some((i, payload::prompt(e)?)));
     let (prompt_at, prompt) = (found.map(|(i, _)| i), found.map(|(_, p)| p));
     let items: Vec<String> = material
         .events

@@ -108,7 +108,7 @@ pub(crate) fn failed(event: &EventRecord) -> bool {
         || error_text(event).is_some()
         || exit_code(event).is_some_and(|code| code != 0)
         || stderr(event).is_some_and(|s| failure_line(s).is_some())
-        || output_text(event).is_some_and(|s| nonzero_exit_line(s))
+        || output_text(event).is_some_and(nonzero_exit_line)
 }
 
 /// The first line that tells what went wrong, when the event failed: from
@@ -119,7 +119,11 @@ pub(crate) fn error_line(event: &EventRecord) -> Option<String> {
     }
     let line = error_text(event)
         .and_then(|e| first_line(e, ERROR_LINE_CHARS))
-        .or_else(|| stderr(event).and_then(failure_line).and_then(|l| first_line(l, ERROR_LINE_CHARS)))
+        .or_else(|| {
+            stderr(event)
+                .and_then(failure_line)
+                .and_then(|l| first_line(l, ERROR_LINE_CHARS))
+        })
         .or_else(|| output_text(event).and_then(|o| first_line(o, ERROR_LINE_CHARS)));
     line.or_else(|| interrupted(event).then(|| "interrupted".to_string()))
 }
@@ -130,7 +134,9 @@ pub(crate) fn error_line(event: &EventRecord) -> Option<String> {
 pub(crate) fn failure_line(text: &str) -> Option<&str> {
     text.lines().find(|line| {
         let l = line.trim().to_lowercase();
-        ["error", "fatal", "panic", "traceback"].iter().any(|p| l.starts_with(p))
+        ["error", "fatal", "panic", "traceback"]
+            .iter()
+            .any(|p| l.starts_with(p))
             || l.contains(": error")
             || l.contains("panicked at")
             || (l.contains("failed") && !l.contains(" 0 failed") && !l.starts_with("0 failed"))
@@ -217,20 +223,42 @@ mod tests {
 
     #[test]
     fn accessors_read_claude_code_payloads() {
-        let read = event("PostToolUse", Some("Read"), json!({"tool_input": {"file_path": "/a.rs"}}));
+        let read = event(
+            "PostToolUse",
+            Some("Read"),
+            json!({"tool_input": {"file_path": "/a.rs"}}),
+        );
         assert_eq!(file_path(&read), Some("/a.rs"));
         assert_eq!(tool_kind(&read), ToolKind::Read);
-        let grep = event("PostToolUse", None, json!({"tool_name": "Grep", "tool_input": {"pattern": "fn", "path": "src"}}));
-        assert_eq!((tool_name(&grep), file_path(&grep), pattern(&grep)), (Some("Grep"), Some("src"), Some("fn")));
+        let grep = event(
+            "PostToolUse",
+            None,
+            json!({"tool_name": "Grep", "tool_input": {"pattern": "fn", "path": "src"}}),
+        );
+        assert_eq!(
+            (tool_name(&grep), file_path(&grep), pattern(&grep)),
+            (Some("Grep"), Some("src"), Some("fn"))
+        );
         assert_eq!(tool_kind(&grep), ToolKind::Search);
-        let cursor = event("afterShellExecution", None, json!({"command": "ls", "output": "a\nb"}));
-        assert_eq!((command(&cursor), tool_kind(&cursor)), (Some("ls"), ToolKind::Shell));
+        let cursor = event(
+            "afterShellExecution",
+            None,
+            json!({"command": "ls", "output": "a\nb"}),
+        );
+        assert_eq!(
+            (command(&cursor), tool_kind(&cursor)),
+            (Some("ls"), ToolKind::Shell)
+        );
         assert!(is_tool_outcome(&cursor) && !failed(&cursor));
     }
 
     #[test]
     fn accessors_tolerate_wrong_types() {
-        let odd = event("PostToolUse", Some("Edit"), json!({"tool_input": [1, 2], "error": false, "prompt": 3}));
+        let odd = event(
+            "PostToolUse",
+            Some("Edit"),
+            json!({"tool_input": [1, 2], "error": false, "prompt": 3}),
+        );
         assert_eq!((file_path(&odd), command(&odd), prompt(&odd)), (None, None, None));
         assert!(!failed(&odd));
         let scalar = event("PostToolUse", Some("Bash"), json!("just a string"));
@@ -240,21 +268,34 @@ mod tests {
     #[test]
     fn failures_are_detected_from_each_signal() {
         assert!(failed(&event("PostToolUseFailure", Some("Bash"), json!({}))));
-        assert!(failed(&bash(json!({"stdout": "", "stderr": "error[E0308]: mismatched types", "interrupted": false}))));
-        assert!(failed(&bash(json!({"stdout": "", "stderr": "", "interrupted": true}))));
+        assert!(failed(&bash(
+            json!({"stdout": "", "stderr": "error[E0308]: mismatched types", "interrupted": false})
+        )));
+        assert!(failed(&bash(
+            json!({"stdout": "", "stderr": "", "interrupted": true})
+        )));
         assert!(failed(&bash(json!({"exit_code": "2"}))));
         assert!(failed(&bash(json!("Exit code 101\nfailures:"))));
-        let ok = bash(json!({"stdout": "test result: ok. 3 passed; 0 failed", "stderr": "   Compiling x\nwarning: unused `std::error::Error`"}));
+        let ok = bash(
+            json!({"stdout": "test result: ok. 3 passed; 0 failed", "stderr": "   Compiling x\nwarning: unused `std::error::Error`"}),
+        );
         assert!(!failed(&ok));
         assert_eq!(error_line(&ok), None);
     }
 
     #[test]
     fn error_line_prefers_error_then_stderr() {
-        let failure = event("PostToolUseFailure", Some("Bash"), json!({"error": "\nExit code 1\nboom", "is_interrupt": false}));
+        let failure = event(
+            "PostToolUseFailure",
+            Some("Bash"),
+            json!({"error": "\nExit code 1\nboom", "is_interrupt": false}),
+        );
         assert_eq!(error_line(&failure).as_deref(), Some("Exit code 1"));
         let stderr = bash(json!({"stderr": "Compiling\nerror: could not compile `x`\nmore"}));
-        assert_eq!(error_line(&stderr).as_deref(), Some("error: could not compile `x`"));
+        assert_eq!(
+            error_line(&stderr).as_deref(),
+            Some("error: could not compile `x`")
+        );
         let interrupted = event("PostToolUseFailure", Some("Bash"), json!({"is_interrupt": true}));
         assert_eq!(error_line(&interrupted).as_deref(), Some("interrupted"));
     }

@@ -48,11 +48,16 @@ pub(crate) fn render_event(number: usize, event: &EventRecord, per_field: usize)
     };
     let mut shown: Vec<&str> = NOISE.to_vec();
     for (label, keys) in SECTIONS {
-        let Some(value) = keys.iter().find_map(|k| fields.get(*k).filter(|v| is_present(Some(v)))) else {
+        let Some(value) = keys
+            .iter()
+            .find_map(|k| fields.get(*k).filter(|v| is_present(Some(v))))
+        else {
             continue;
         };
         shown.extend_from_slice(keys);
-        if label == "output" && payload::tool_kind(event) == ToolKind::Modify && fields.contains_key("tool_input")
+        if label == "output"
+            && payload::tool_kind(event) == ToolKind::Modify
+            && fields.contains_key("tool_input")
         {
             continue; // An edit's response repeats its input (and often the whole file).
         }
@@ -73,7 +78,11 @@ pub(crate) fn render_event(number: usize, event: &EventRecord, per_field: usize)
 /// `- Edit: src/lib.rs`, `- Grep: "fn main" in src`.
 pub(crate) fn render_brief(event: &EventRecord) -> String {
     let tool = payload::tool_name(event).unwrap_or("command");
-    let target = match (payload::command(event), payload::pattern(event), payload::file_path(event)) {
+    let target = match (
+        payload::command(event),
+        payload::pattern(event),
+        payload::file_path(event),
+    ) {
         (Some(command), _, _) => first_line(command, BRIEF_CHARS),
         (None, Some(pattern), path) => {
             let pattern = first_line(pattern, BRIEF_CHARS).unwrap_or_default();
@@ -108,7 +117,9 @@ fn push_fields(out: &mut String, prefix: &str, map: &Map<String, Value>, per_fie
     for (key, value) in map.iter().filter(|(_, v)| is_present(Some(v))) {
         let name = format!("{prefix}{key}");
         match value {
-            Value::Object(inner) if depth > 0 => push_fields(out, &format!("{name}."), inner, per_field, depth - 1),
+            Value::Object(inner) if depth > 0 => {
+                push_fields(out, &format!("{name}."), inner, per_field, depth - 1)
+            }
             _ => {
                 out.push_str("\n  ");
                 out.push_str(&name);
@@ -152,11 +163,20 @@ mod tests {
                    "tool_response": {"stdout": "running 3 tests\ntest result: ok", "stderr": "", "interrupted": false}}),
         );
         let block = render_event(3, &e, 1_000);
-        assert!(block.starts_with("### 3. PostToolUse Bash\ninput:\n  command: cargo test\n"), "{block}");
+        assert!(
+            block.starts_with("### 3. PostToolUse Bash\ninput:\n  command: cargo test\n"),
+            "{block}"
+        );
         assert!(block.contains("\noutput:\n  "), "{block}");
-        assert!(block.contains("\n  stdout:\nrunning 3 tests\ntest result: ok"), "{block}");
+        assert!(
+            block.contains("\n  stdout:\nrunning 3 tests\ntest result: ok"),
+            "{block}"
+        );
         assert!(block.contains("\n  interrupted: false"), "{block}");
-        assert!(!block.contains("session_id") && !block.contains("stderr"), "{block}");
+        assert!(
+            !block.contains("session_id") && !block.contains("stderr"),
+            "{block}"
+        );
     }
 
     #[test]
@@ -167,7 +187,10 @@ mod tests {
             json!({"tool_input": {"command": "make"}, "error": "Exit code 2", "is_interrupt": false}),
         );
         let block = render_event(1, &e, 1_000);
-        assert!(block.contains("\nerror: Exit code 2\ndetails:\n  is_interrupt: false"), "{block}");
+        assert!(
+            block.contains("\nerror: Exit code 2\ndetails:\n  is_interrupt: false"),
+            "{block}"
+        );
     }
 
     #[test]
@@ -180,13 +203,21 @@ mod tests {
                    "tool_response": {"originalFile": big}}),
         );
         let block = render_event(1, &e, 300);
-        assert!(!block.contains("output:") && block.contains("chars elided"), "{block}");
+        assert!(
+            !block.contains("output:") && block.contains("chars elided"),
+            "{block}"
+        );
         assert!(block.chars().count() < 500, "{}", block.chars().count());
     }
 
     #[test]
     fn odd_payloads_render_without_panicking() {
-        for payload in [json!(null), json!("text"), json!([1, {"a": 2}]), json!({"tool_input": 7, "error": {}})] {
+        for payload in [
+            json!(null),
+            json!("text"),
+            json!([1, {"a": 2}]),
+            json!({"tool_input": 7, "error": {}}),
+        ] {
             let block = render_event(1, &event("Weird", None, payload), 50);
             assert!(block.starts_with("### 1. Weird"), "{block}");
         }
@@ -194,11 +225,23 @@ mod tests {
 
     #[test]
     fn brief_lines_name_tool_target_and_failure() {
-        let bash = event("PostToolUseFailure", Some("Bash"), json!({"tool_input": {"command": "cargo test\n--x"}}));
+        let bash = event(
+            "PostToolUseFailure",
+            Some("Bash"),
+            json!({"tool_input": {"command": "cargo test\n--x"}}),
+        );
         assert_eq!(render_brief(&bash), "- Bash: cargo test [failed]");
-        let grep = event("PostToolUse", Some("Grep"), json!({"tool_input": {"pattern": "fn", "path": "src"}}));
+        let grep = event(
+            "PostToolUse",
+            Some("Grep"),
+            json!({"tool_input": {"pattern": "fn", "path": "src"}}),
+        );
         assert_eq!(render_brief(&grep), "- Grep: \"fn\" in src");
-        let edit = event("PostToolUse", Some("Edit"), json!({"tool_input": {"file_path": "a.rs"}}));
+        let edit = event(
+            "PostToolUse",
+            Some("Edit"),
+            json!({"tool_input": {"file_path": "a.rs"}}),
+        );
         assert_eq!(render_brief(&edit), "- Edit: a.rs");
     }
 }

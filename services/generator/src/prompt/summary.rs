@@ -32,7 +32,10 @@ pub(crate) fn turn(material: &Material, budget: &Budget) -> String {
     let mut head = header("summary of one agent turn", material);
     head.push_str("\n## User prompt\n");
     head.push_str(&optional(digest.prompt(), budget.per_event_chars));
-    head.push_str(&format!("\n\n## Tool activity ({} tool events)\n", digest.tool_events));
+    head.push_str(&format!(
+        "\n\n## Tool activity ({} tool events)\n",
+        digest.tool_events
+    ));
     let mut tail = String::from("\n\n## Last assistant message\n");
     tail.push_str(&optional(digest.last_message.as_deref(), budget.per_event_chars));
     tail.push_str("\n\nWrite the summary of this turn.\n");
@@ -70,8 +73,15 @@ pub(crate) fn session(material: &Material, budget: &Budget) -> String {
 /// One turn of a session: prompt, tool counts, files, failed commands, last message.
 fn render_turn(ordinal: usize, digest: &Digest, field_chars: usize) -> String {
     let number = digest.prompt_number.map_or(ordinal as i64, i64::from);
-    let mut out = format!("### Turn {number}\nprompt: {}", optional(digest.prompt(), field_chars));
-    let counts: Vec<String> = digest.tool_counts.iter().map(|(tool, n)| format!("{tool}: {n}")).collect();
+    let mut out = format!(
+        "### Turn {number}\nprompt: {}",
+        optional(digest.prompt(), field_chars)
+    );
+    let counts: Vec<String> = digest
+        .tool_counts
+        .iter()
+        .map(|(tool, n)| format!("{tool}: {n}"))
+        .collect();
     let failed: Vec<String> = digest
         .commands
         .iter()
@@ -85,7 +95,10 @@ fn render_turn(ordinal: usize, digest: &Digest, field_chars: usize) -> String {
         ("failed commands", &failed),
     ] {
         if !list.is_empty() {
-            out.push_str(&format!("\n{label}: {}", elide(&join_capped(list, MAX_LISTED), field_chars)));
+            out.push_str(&format!(
+                "\n{label}: {}",
+                elide(&join_capped(list, MAX_LISTED), field_chars)
+            ));
         }
     }
     out.push_str("\nlast assistant message: ");

@@ -173,18 +173,48 @@ mod tests {
     #[test]
     fn system_prompts_are_long_enough_to_be_cached() {
         for prompt in [OBSERVATIONS, SUMMARY] {
-            assert!(crate::prompt::estimate_tokens(prompt) >= 1_200, "{}", prompt.len());
+            assert!(
+                crate::prompt::estimate_tokens(prompt) >= 1_200,
+                "{}",
+                prompt.len()
+            );
         }
     }
 
     #[test]
     fn system_prompts_name_every_type_and_concept() {
-        let types = ["bugfix", "feature", "refactor", "change", "discovery", "decision", "security_alert"];
-        let concepts = ["how-it-works", "why-it-exists", "what-changed", "problem-solution", "gotcha", "pattern"];
-        for word in types.iter().chain(&concepts).chain(&["security_note", "trade-off", "<skip_summary"]) {
+        let types = [
+            "bugfix",
+            "feature",
+            "refactor",
+            "change",
+            "discovery",
+            "decision",
+            "security_alert",
+        ];
+        let concepts = [
+            "how-it-works",
+            "why-it-exists",
+            "what-changed",
+            "problem-solution",
+            "gotcha",
+            "pattern",
+        ];
+        for word in types
+            .iter()
+            .chain(&concepts)
+            .chain(&["security_note", "trade-off", "<skip_summary"])
+        {
             assert!(OBSERVATIONS.contains(word), "{word}");
         }
-        for field in ["request", "investigated", "learned", "completed", "next_steps", "notes"] {
+        for field in [
+            "request",
+            "investigated",
+            "learned",
+            "completed",
+            "next_steps",
+            "notes",
+        ] {
             assert!(SUMMARY.contains(&format!("<{field}>")), "{field}");
         }
     }

@@ -16,9 +16,16 @@ fn within(user: &str, budget: &Budget) -> bool {
 
 #[test]
 fn build_is_deterministic() {
-    for kind in [JobType::Observations, JobType::TurnSummary, JobType::SessionSummary] {
+    for kind in [
+        JobType::Observations,
+        JobType::TurnSummary,
+        JobType::SessionSummary,
+    ] {
         let m = material(kind, bugfix_turn("fix the parser"));
-        let (a, b) = (build(&m, &Budget::default()), build(&m.clone(), &Budget::default()));
+        let (a, b) = (
+            build(&m, &Budget::default()),
+            build(&m.clone(), &Budget::default()),
+        );
         assert_eq!((a.system, a.user), (b.system, b.user));
     }
 }
@@ -26,13 +33,22 @@ fn build_is_deterministic() {
 #[test]
 fn system_prefix_is_identical_across_materials_of_a_kind() {
     let one = material(JobType::Observations, bugfix_turn("fix the parser"));
-    let other = material(JobType::Observations, vec![user_prompt("other"), read("README.md")]);
+    let other = material(
+        JobType::Observations,
+        vec![user_prompt("other"), read("README.md")],
+    );
     let (a, b) = (build(&one, &Budget::default()), build(&other, &Budget::default()));
     assert_ne!(a.user, b.user);
     assert_eq!(a.system, b.system);
     assert_eq!(a.system, system::OBSERVATIONS);
-    let turn = build(&material(JobType::TurnSummary, bugfix_turn("x")), &Budget::default());
-    let session = build(&material(JobType::SessionSummary, vec![read("y")]), &Budget::default());
+    let turn = build(
+        &material(JobType::TurnSummary, bugfix_turn("x")),
+        &Budget::default(),
+    );
+    let session = build(
+        &material(JobType::SessionSummary, vec![read("y")]),
+        &Budget::default(),
+    );
     assert_eq!(turn.system, session.system);
     assert_eq!(turn.system, system::SUMMARY);
     assert!(!system::OBSERVATIONS.contains("fix the parser") && !system::SUMMARY.contains("cairn\n"));
@@ -40,7 +56,11 @@ fn system_prefix_is_identical_across_materials_of_a_kind() {
 
 #[test]
 fn observation_prompt_contains_prompt_header_and_tool_names() {
-    let user = build(&material(JobType::Observations, bugfix_turn("fix Vec<u8> parsing")), &Budget::default()).user;
+    let user = build(
+        &material(JobType::Observations, bugfix_turn("fix Vec<u8> parsing")),
+        &Budget::default(),
+    )
+    .user;
     for needle in [
         "Job: observations for one agent turn",
         "Project: cairn",
@@ -56,7 +76,11 @@ fn observation_prompt_contains_prompt_header_and_tool_names() {
     ] {
         assert!(user.contains(needle), "missing {needle:?} in\n{user}");
     }
-    assert_eq!(user.matches("fix Vec<u8> parsing").count(), 1, "the prompt is not repeated as an event");
+    assert_eq!(
+        user.matches("fix Vec<u8> parsing").count(),
+        1,
+        "the prompt is not repeated as an event"
+    );
 }
 
 #[test]
@@ -67,7 +91,13 @@ fn huge_event_respects_both_budgets() {
         json!({"tool_input": {"command": "cat log"}, "tool_response": {"stdout": format!("START{}END", "z".repeat(2_000_000))}}),
     );
     let m = material(JobType::Observations, vec![user_prompt("why is it slow"), huge]);
-    for budget in [Budget::default(), Budget { per_event_chars: 100_000, total_chars: 5_000 }] {
+    for budget in [
+        Budget::default(),
+        Budget {
+            per_event_chars: 100_000,
+            total_chars: 5_000,
+        },
+    ] {
         let user = build(&m, &budget).user;
         assert!(within(&user, &budget), "{} > {}", user.len(), budget.total_chars);
         assert!(user.contains("why is it slow") && user.contains("START") && user.contains("chars elided"));
@@ -85,22 +115,42 @@ fn five_hundred_events_keep_ends_and_say_how_many_were_left_out() {
     assert!(user.contains("big refactor") && user.contains("step-000") && user.contains("step-499"));
     let kept = user.matches("### ").count();
     assert!(kept < 500);
-    assert!(user.contains(&format!("[… {} events from the middle left out", 500 - kept)), "{user}");
+    assert!(
+        user.contains(&format!("[… {} events from the middle left out", 500 - kept)),
+        "{user}"
+    );
 }
 
 #[test]
 fn multibyte_events_stay_within_budget_in_chars() {
     let text = "日本語のテキスト🦀".repeat(20_000);
-    let events = (0..50).map(|_| event("PostToolUse", Some("Bash"), json!({"tool_input": {"command": text}})));
+    let events = (0..50).map(|_| {
+        event(
+            "PostToolUse",
+            Some("Bash"),
+            json!({"tool_input": {"command": text}}),
+        )
+    });
     let m = material(JobType::Observations, events.collect());
-    let budget = Budget { per_event_chars: 1_000, total_chars: 8_000 };
+    let budget = Budget {
+        per_event_chars: 1_000,
+        total_chars: 8_000,
+    };
     let user = build(&m, &budget).user;
-    assert!(user.chars().count() <= budget.total_chars, "{}", user.chars().count());
+    assert!(
+        user.chars().count() <= budget.total_chars,
+        "{}",
+        user.chars().count()
+    );
 }
 
 #[test]
 fn turn_summary_lists_tools_in_brief_and_the_last_message() {
-    let user = build(&material(JobType::TurnSummary, bugfix_turn("fix the parser")), &Budget::default()).user;
+    let user = build(
+        &material(JobType::TurnSummary, bugfix_turn("fix the parser")),
+        &Budget::default(),
+    )
+    .user;
     for needle in [
         "Job: summary of one agent turn",
         "## User prompt\nfix the parser",
@@ -128,7 +178,11 @@ fn session_events(turns: i32) -> Vec<crate::material::EventRecord> {
 
 #[test]
 fn session_summary_covers_every_turn_when_small() {
-    let user = build(&material(JobType::SessionSummary, session_events(5)), &Budget::default()).user;
+    let user = build(
+        &material(JobType::SessionSummary, session_events(5)),
+        &Budget::default(),
+    )
+    .user;
     assert!(user.contains("Turns: 5"));
     for n in 1..=5 {
         for needle in [
@@ -144,23 +198,43 @@ fn session_summary_covers_every_turn_when_small() {
 
 #[test]
 fn session_summary_prefers_the_newest_turns() {
-    let budget = Budget { per_event_chars: 4_000, total_chars: 3_000 };
+    let budget = Budget {
+        per_event_chars: 4_000,
+        total_chars: 3_000,
+    };
     let user = build(&material(JobType::SessionSummary, session_events(200)), &budget).user;
     assert!(within(&user, &budget));
-    assert!(user.contains("request number 200") && !user.contains("request number 1\n"), "{user}");
+    assert!(
+        user.contains("request number 200") && !user.contains("request number 1\n"),
+        "{user}"
+    );
     assert!(user.contains("turns (the oldest) left out"), "{user}");
 }
 
 #[test]
 fn empty_material_still_builds() {
-    for kind in [JobType::Observations, JobType::TurnSummary, JobType::SessionSummary] {
+    for kind in [
+        JobType::Observations,
+        JobType::TurnSummary,
+        JobType::SessionSummary,
+    ] {
         let user = build(&material(kind, vec![]), &Budget::default()).user;
-        assert!(user.starts_with("Job: ") && user.contains("Project: cairn"), "{user}");
+        assert!(
+            user.starts_with("Job: ") && user.contains("Project: cairn"),
+            "{user}"
+        );
     }
 }
 
 #[test]
 fn estimate_tokens_rounds_up() {
-    assert_eq!((estimate_tokens(""), estimate_tokens("abcd"), estimate_tokens("abcde")), (0, 1, 2));
+    assert_eq!(
+        (
+            estimate_tokens(""),
+            estimate_tokens("abcd"),
+            estimate_tokens("abcde")
+        ),
+        (0, 1, 2)
+    );
     assert_eq!(estimate_tokens("ééé"), 1);
 }

@@ -22,8 +22,9 @@ pub struct Anthropic {
 impl Anthropic {
     /// Fails only when the key cannot be a header value or TLS cannot start.
     pub fn new(config: AnthropicConfig) -> anyhow::Result<Self> {
-        let mut key = HeaderValue::from_str(&config.api_key)
-            .map_err(|_| anyhow::anyhow!("CAIRN_ANTHROPIC_API_KEY contains characters a header cannot carry"))?;
+        let mut key = HeaderValue::from_str(&config.api_key).map_err(|_| {
+            anyhow::anyhow!("CAIRN_ANTHROPIC_API_KEY contains characters a header cannot carry")
+        })?;
         key.set_sensitive(true);
         let mut headers = HeaderMap::new();
         headers.insert(HeaderName::from_static("x-api-key"), key);
@@ -85,7 +86,9 @@ impl Provider for Anthropic {
             .collect();
         if text.trim().is_empty() {
             let stop = answer.stop_reason.as_deref().unwrap_or("none");
-            return Err(self.http.parse_error(format!("answer has no text (stop_reason: {stop})")));
+            return Err(self
+                .http
+                .parse_error(format!("answer has no text (stop_reason: {stop})")));
         }
         let usage = answer.usage.unwrap_or_default();
         Ok(Completion {
@@ -96,7 +99,10 @@ impl Provider for Anthropic {
                     .model
                     .filter(|m| !m.is_empty())
                     .unwrap_or_else(|| self.config.model.clone()),
-                input_tokens: usage.input_tokens.unwrap_or(0),
+                // Every input token, as OpenAI counts them: Anthropic reports cached ones apart.
+                input_tokens: usage.input_tokens.unwrap_or(0)
+                    + usage.cache_read_input_tokens.unwrap_or(0)
+                    + usage.cache_creation_input_tokens.unwrap_or(0),
                 output_tokens: usage.output_tokens.unwrap_or(0),
                 cached_tokens: usage.cache_read_input_tokens.unwrap_or(0),
                 cache_creation_tokens: usage.cache_creation_input_tokens.unwrap_or(0),

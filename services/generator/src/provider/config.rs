@@ -282,27 +282,45 @@ mod tests {
         let err = ProviderConfig::from_env(&[("CAIRN_PROVIDER", "gemini")]).unwrap_err();
         assert!(err.to_string().contains("CAIRN_PROVIDER is invalid"), "{err}");
         let err = ProviderConfig::from_env(&[("CAIRN_PROVIDER", "anthropic")]).unwrap_err();
-        assert!(err.to_string().contains("CAIRN_ANTHROPIC_API_KEY is required"), "{err}");
-        let err = ProviderConfig::from_env(&[("CAIRN_OPENAI_BASE_URL", "http://localhost:8000/v1")]).unwrap_err();
         assert!(
-            matches!(err, ConfigError::Missing { name: "CAIRN_OPENAI_MODEL", .. }),
+            err.to_string().contains("CAIRN_ANTHROPIC_API_KEY is required"),
             "{err}"
         );
-        let err = ProviderConfig::from_env(&[("CAIRN_PROVIDER", "openai"), ("CAIRN_OPENAI_MODEL", "m")]).unwrap_err();
-        assert!(err.to_string().contains("CAIRN_OPENAI_BASE_URL is required"), "{err}");
+        let err =
+            ProviderConfig::from_env(&[("CAIRN_OPENAI_BASE_URL", "http://localhost:8000/v1")]).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ConfigError::Missing {
+                    name: "CAIRN_OPENAI_MODEL",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        let err = ProviderConfig::from_env(&[("CAIRN_PROVIDER", "openai"), ("CAIRN_OPENAI_MODEL", "m")])
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("CAIRN_OPENAI_BASE_URL is required"),
+            "{err}"
+        );
         let err = ProviderConfig::from_env(&[
             ("CAIRN_OPENAI_BASE_URL", "localhost:11434"),
             ("CAIRN_OPENAI_MODEL", "m"),
         ])
         .unwrap_err();
-        assert!(err.to_string().contains("CAIRN_OPENAI_BASE_URL is invalid"), "{err}");
+        assert!(
+            err.to_string().contains("CAIRN_OPENAI_BASE_URL is invalid"),
+            "{err}"
+        );
         for (name, value) in [
             ("CAIRN_PROVIDER_TIMEOUT_MS", "soon"),
             ("CAIRN_PROVIDER_TIMEOUT_MS", "0"),
             ("CAIRN_MAX_OUTPUT_TOKENS", "0"),
             ("CAIRN_MAX_OUTPUT_TOKENS", "-1"),
         ] {
-            let err = ProviderConfig::from_env(&[("CAIRN_ANTHROPIC_API_KEY", "k"), (name, value)]).unwrap_err();
+            let err =
+                ProviderConfig::from_env(&[("CAIRN_ANTHROPIC_API_KEY", "k"), (name, value)]).unwrap_err();
             assert!(err.to_string().contains(&format!("{name} is invalid")), "{err}");
         }
     }
@@ -311,7 +329,10 @@ mod tests {
     fn debug_never_shows_a_key() {
         let config = ProviderConfig::from_env(&[("CAIRN_ANTHROPIC_API_KEY", "sk-ant-secret")]).unwrap();
         let shown = format!("{config:?}");
-        assert!(!shown.contains("sk-ant-secret") && shown.contains("<redacted>"), "{shown}");
+        assert!(
+            !shown.contains("sk-ant-secret") && shown.contains("<redacted>"),
+            "{shown}"
+        );
         let config = ProviderConfig::from_env(&[
             ("CAIRN_OPENAI_BASE_URL", "https://openrouter.ai/api/v1"),
             ("CAIRN_OPENAI_API_KEY", "sk-or-secret"),
@@ -319,6 +340,9 @@ mod tests {
         ])
         .unwrap();
         let shown = format!("{config:?}");
-        assert!(!shown.contains("sk-or-secret") && shown.contains("<redacted>"), "{shown}");
+        assert!(
+            !shown.contains("sk-or-secret") && shown.contains("<redacted>"),
+            "{shown}"
+        );
     }
 }

@@ -1,7 +1,27 @@
-//! The offline, deterministic provider.
+//! The offline, deterministic provider: no model, only what the events show
+//! (files read and modified, commands run and which failed, errors seen, the
+//! prompt), written in COMPAT.md §3 XML so it goes through the same parser as
+//! a model's answer. The default when no key is configured.
 
-use super::{Completion, Provider, ProviderError, Request};
+mod observation;
+mod summary;
+mod xml;
 
+use std::time::Instant;
+
+use cairn_shared::jobs::JobType;
+
+use super::{Completion, Provider, ProviderError, Request, Usage};
+use crate::material::Material;
+use crate::prompt::digest::{Digest, split_turns};
+use crate::prompt::estimate_tokens;
+
+/// Why an observation job with no tool events is skipped.
+pub const NO_TOOL_ACTIVITY: &str = "no tool activity";
+/// Why a summary job with no prompt, tool event or message is skipped.
+pub const NOTHING_RECORDED: &str = "nothing recorded";
+
+/// The heuristic provider (`heuristic` / `heuristic-v1`).
 pub struct Heuristic;
 
 #[async_trait::async_trait]
@@ -12,8 +32,53 @@ impl Provider for Heuristic {
     fn model(&self) -> &str {
         "heuristic-v1"
     }
+    /// Answers from `request.material` alone; never fails.
     async fn complete(&self, request: Request<'_>) -> Result<Completion, ProviderError> {
-        let _ = request;
-        unimplemented!("heuristic")
+        let started = Instant::now();
+        let text = answer(request.material);
+        let usage = Usage {
+            provider: self.name().into(),
+            model: self.model().into(),
+            input_tokens: estimate_tokens(request.user) as u64,
+            output_tokens: estimate_tokens(&text) as u64,
+            latency_ms: started.elapsed().as_millis() as u64,
+            ..Usage::default()
+        };
+        Ok(Completion { text, usage })
     }
 }
+
+/// The XML answer for a job's material; the same material always gives the same text.
+pub fn answer(material: &Material) -> String {
+    match material.job_type {
+        JobType::Observations => observations(material),
+        JobType::TurnSummary | JobType::SessionSummary => summary(material),
+    }
+}
+
+/// One observation per turn with tool activity, or a skip marker.
+fn observations(material: &Material) -> String {
+    let out: String = split_turns(&material.events)
+        .into_iter()
+        .map(Digest::of)
+        .filter(|digest| digest.tool_events > 0)
+        .map(|digest| observation::render(&digest))
+        .collect();
+    if out.is_empty() {
+        xml::skip(NO_TOOL_ACTIVITY)
+    } else {
+        out
+    }
+}
+
+/// The summary of the whole material, or a skip marker when nothing was recorded.
+fn summary(material: &Material) -> String {
+    let digest = Digest::of(&material.events);
+    if digest.tool_events == 0 && digest.prompts.is_empty() && digest.last_message.is_none() {
+        return xml::skip(NOTHING_RECORDED);
+    }
+    summary::render(&digest)
+}
+
+#[cfg(test)]
+mod tests;

@@ -134,10 +134,16 @@ impl JsonClient {
             },
         };
         let class = classify(status, &detail);
-        let kind = detail.kind.as_deref().or(detail.code.as_deref());
-        let message = match kind {
-            Some(kind) => format!("{} HTTP {status} {kind}: {}", self.provider, detail.message),
-            None => format!("{} HTTP {status}: {}", self.provider, detail.message),
+        let status_text = match status.canonical_reason() {
+            Some(reason) => format!("{} {reason}", status.as_u16()),
+            None => status.as_u16().to_string(),
+        };
+        let message = match detail.kind.as_deref().or(detail.code.as_deref()) {
+            Some(kind) => format!(
+                "{} HTTP {status_text} ({kind}): {}",
+                self.provider, detail.message
+            ),
+            None => format!("{} HTTP {status_text}: {}", self.provider, detail.message),
         };
         ProviderError {
             class,
@@ -281,7 +287,10 @@ pub(super) fn millis(duration: Duration) -> u64 {
 }
 
 /// Reads at most `limit` bytes of the body; `true` when there was more.
-async fn read_capped(mut response: reqwest::Response, limit: usize) -> Result<(Vec<u8>, bool), reqwest::Error> {
+async fn read_capped(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<(Vec<u8>, bool), reqwest::Error> {
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await? {
         let room = limit - body.len();
@@ -360,34 +369,58 @@ mod tests {
     fn out_of_credit_is_quota_whatever_the_4xx() {
         let too_many = StatusCode::TOO_MANY_REQUESTS;
         let bad = StatusCode::BAD_REQUEST;
-        assert_eq!(classify(too_many, &detail(Some("insufficient_quota"), "x")), ErrorClass::Quota);
-        assert_eq!(classify(too_many, &detail(Some("requests"), "slow down")), ErrorClass::RateLimit);
-        assert_eq!(classify(bad, &detail(Some("billing_error"), "x")), ErrorClass::Quota);
+        assert_eq!(
+            classify(too_many, &detail(Some("insufficient_quota"), "x")),
+            ErrorClass::Quota
+        );
+        assert_eq!(
+            classify(too_many, &detail(Some("requests"), "slow down")),
+            ErrorClass::RateLimit
+        );
+        assert_eq!(
+            classify(bad, &detail(Some("billing_error"), "x")),
+            ErrorClass::Quota
+        );
         let credit = detail(
             Some("invalid_request_error"),
             "Your credit balance is too low to access the Anthropic API.",
         );
         assert_eq!(classify(bad, &credit), ErrorClass::Quota);
-        assert_eq!(classify(bad, &detail(Some("invalid_request_error"), "bad")), ErrorClass::Unrecoverable);
+        assert_eq!(
+            classify(bad, &detail(Some("invalid_request_error"), "bad")),
+            ErrorClass::Unrecoverable
+        );
         // A server error stays transient whatever it says.
         let unavailable = StatusCode::SERVICE_UNAVAILABLE;
-        assert_eq!(classify(unavailable, &detail(Some("billing_error"), "x")), ErrorClass::Transient);
+        assert_eq!(
+            classify(unavailable, &detail(Some("billing_error"), "x")),
+            ErrorClass::Transient
+        );
     }
 
     #[test]
     fn error_bodies_of_every_shape_are_read() {
         let anthropic = br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
-        assert_eq!(error_detail(anthropic), detail(Some("overloaded_error"), "Overloaded"));
+        assert_eq!(
+            error_detail(anthropic),
+            detail(Some("overloaded_error"), "Overloaded")
+        );
         let openai = br#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#;
         let read = error_detail(openai);
         assert_eq!(read.code.as_deref(), Some("insufficient_quota"));
         assert_eq!(read.message, "You exceeded your current quota");
-        assert_eq!(error_detail(br#"{"error":"model 'x' not found"}"#).message, "model 'x' not found");
+        assert_eq!(
+            error_detail(br#"{"error":"model 'x' not found"}"#).message,
+            "model 'x' not found"
+        );
         let vllm = br#"{"object":"error","message":"too long","type":"BadRequestError","code":400}"#;
         assert_eq!(error_detail(vllm).code.as_deref(), Some("400"));
         assert_eq!(error_detail(vllm).message, "too long");
         let html = b"<html>\n  <body>502   Bad Gateway</body></html>";
-        assert_eq!(error_detail(html).message, "<html> <body>502 Bad Gateway</body></html>");
+        assert_eq!(
+            error_detail(html).message,
+            "<html> <body>502 Bad Gateway</body></html>"
+        );
         assert_eq!(error_detail(b"").message, "(empty body)");
     }
 
@@ -404,16 +437,24 @@ mod tests {
 
     #[test]
     fn retry_after_reads_seconds_and_dates() {
-        let now = DateTime::parse_from_rfc3339("2015-10-21T07:27:30Z").unwrap().to_utc();
+        let now = DateTime::parse_from_rfc3339("2015-10-21T07:27:30Z")
+            .unwrap()
+            .to_utc();
         assert_eq!(parse_retry_after("7", now), Some(Duration::from_secs(7)));
         assert_eq!(parse_retry_after(" 0.5 ", now), Some(Duration::from_millis(500)));
         assert_eq!(parse_retry_after("-3", now), None);
         assert_eq!(parse_retry_after("soon", now), None);
         let in_30s = Some(Duration::from_secs(30));
         assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now), in_30s);
-        assert_eq!(parse_retry_after("Wednesday, 21-Oct-15 07:28:00 GMT", now), in_30s);
+        assert_eq!(
+            parse_retry_after("Wednesday, 21-Oct-15 07:28:00 GMT", now),
+            in_30s
+        );
         assert_eq!(parse_retry_after("Wed Oct 21 07:28:00 2015", now), in_30s);
-        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:00:00 GMT", now), Some(Duration::ZERO));
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:00:00 GMT", now),
+            Some(Duration::ZERO)
+        );
 
         let mut headers = HeaderMap::new();
         headers.insert("retry-after-ms", HeaderValue::from_static("1500"));

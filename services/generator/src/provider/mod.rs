@@ -34,6 +34,7 @@ pub struct Request<'a> {
 pub struct Usage {
     pub provider: String,
     pub model: String,
+    /// Every input token, cached or not.
     pub input_tokens: u64,
     pub output_tokens: u64,
     /// Input tokens read from the provider's prompt cache.

@@ -23,8 +23,9 @@ impl OpenAi {
     pub fn new(config: OpenAiConfig) -> anyhow::Result<Self> {
         let mut headers = HeaderMap::new();
         if let Some(key) = &config.api_key {
-            let mut bearer = HeaderValue::from_str(&format!("Bearer {key}"))
-                .map_err(|_| anyhow::anyhow!("CAIRN_OPENAI_API_KEY contains characters a header cannot carry"))?;
+            let mut bearer = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+                anyhow::anyhow!("CAIRN_OPENAI_API_KEY contains characters a header cannot carry")
+            })?;
             bearer.set_sensitive(true);
             headers.insert(AUTHORIZATION, bearer);
         }
@@ -77,7 +78,9 @@ impl Provider for OpenAi {
         let text = choice.message.and_then(|m| m.content).unwrap_or_default();
         if text.trim().is_empty() {
             let finish = choice.finish_reason.as_deref().unwrap_or("none");
-            return Err(self.http.parse_error(format!("answer has no text (finish_reason: {finish})")));
+            return Err(self
+                .http
+                .parse_error(format!("answer has no text (finish_reason: {finish})")));
         }
         let usage = answer.usage.unwrap_or_default();
         Ok(Completion {

@@ -1,7 +1,9 @@
 //! One worker: claim a due job (greedily, while there are any), run it with
 //! a heartbeat, record its outcome; when idle, wait for a hint.
 
-use std::{sync::Arc, time::Duration};
+use std::{panic::AssertUnwindSafe, sync::Arc, time::Duration};
+
+use futures::FutureExt;
 
 use cairn_shared::jobs::state_machine::{self, ClaimTarget, ClaimedJob, Transition};
 use tokio_util::sync::CancellationToken;
@@ -48,8 +50,10 @@ pub async fn work(
 
 async fn run_one(ctx: &Context, worker: &str, claimed: &ClaimedJob, abort: &CancellationToken) {
     let started = std::time::Instant::now();
+    // A panic in provider or parser code fails this job, not the worker.
+    let guarded = AssertUnwindSafe(job::prepare(ctx, claimed)).catch_unwind();
     let prepared = tokio::select! {
-        prepared = job::prepare(ctx, claimed) => prepared,
+        prepared = guarded => prepared.unwrap_or_else(|panic| job::Prepared::panicked(claimed, panic)),
         _ = heartbeat::until_lost(ctx, claimed.id, worker) => {
             tracing::warn!(job_id = %claimed.id, worker, "lease lost while working; dropping the job");
             return;

@@ -1,6 +1,6 @@
 //! The sweeper: Postgres alone keeps the generator working. Every
-//! `CAIRN_SWEEP_MS` it rescues jobs whose lease expired and wakes idle
-//! workers when due jobs are waiting — jobs whose wake-up was lost (Redis
+//! `CAIRN_SWEEP_MS` it rescues jobs whose lease expired, fails queued jobs
+//! with no attempts left, and wakes idle workers when due jobs are waiting — jobs whose wake-up was lost (Redis
 //! down or flushed) and jobs whose `next_attempt_at` has come.
 
 use std::{sync::Arc, time::Duration};
@@ -32,6 +32,9 @@ async fn sweep_once(ctx: &Context, actor: &str, hints: &mpsc::Sender<Hint>) -> s
     for job in &rescued {
         tracing::warn!(job_id = %job.id, previous_owner = %job.previous_owner, status = %job.status,
             "rescued a job whose lease expired");
+    }
+    for id in state_machine::fail_exhausted(&ctx.pool, actor, 100).await? {
+        tracing::warn!(job_id = %id, "failed a queued job whose attempts are used up");
     }
     let due: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM (SELECT 1 FROM generation_jobs

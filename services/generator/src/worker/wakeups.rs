@@ -34,7 +34,11 @@ pub async fn consume(ctx: Arc<Context>, hints: mpsc::Sender<Hint>, shutdown: Can
             .data(hints.clone())
             .build(forward);
         let stop = shutdown.clone();
-        match worker.run_until(async move { Ok::<_, std::io::Error>(stop.cancelled().await) }).await {
+        let stopped = async move {
+            stop.cancelled().await;
+            Ok::<_, std::io::Error>(())
+        };
+        match worker.run_until(stopped).await {
             Ok(()) => return,
             Err(e) => {
                 tracing::warn!(error = %e, retry_in = ?backoff, "wake-up consumer stopped; reconnecting");

@@ -164,7 +164,7 @@ async fn anthropic_provider_turn_becomes_rows_with_usage() {
     .fetch_one(&app.pool)
     .await
     .unwrap();
-    assert_eq!((input, cached), (1500, 1200));
+    assert_eq!((input, cached), (2700, 1200), "input tokens include the cached ones");
     generator.stop().await;
 }
 

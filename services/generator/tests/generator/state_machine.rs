@@ -185,3 +185,22 @@ async fn the_schema_refuses_impossible_states() {
         assert_eq!(code.as_deref(), Some("23514"), "{sql}: {err}");
     }
 }
+
+#[tokio::test]
+async fn a_queued_job_with_no_attempts_left_fails_instead_of_waiting_forever() {
+    let app = spawn_app().await;
+    post_turn(&app, "sm-7", "prompt").await;
+    sqlx::query("UPDATE generation_jobs SET attempts = 2, max_attempts = 2 WHERE project_id = $1")
+        .bind(app.project_id)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    let claimed = state_machine::claim(&app.pool, "w", Duration::from_secs(5), ClaimTarget::AnyDue(10))
+        .await
+        .unwrap();
+    assert!(claimed.is_empty(), "an exhausted job is never claimed");
+    let failed = state_machine::fail_exhausted(&app.pool, "sweeper", 10).await.unwrap();
+    assert_eq!(failed.len(), 2);
+    let log = transitions(&app, failed[0]).await;
+    assert_eq!(log, [(Some("queued".into()), "failed".into(), "sweeper".into())]);
+}

@@ -30,7 +30,8 @@ impl Element {
 
     /// Adds `<name>text</name>`.
     pub fn text(mut self, name: &str, text: &str) -> Self {
-        self.body.push_str(&format!("\n  <{name}>{}</{name}>", escape(text)));
+        self.body
+            .push_str(&format!("\n  <{name}>{}</{name}>", escape(text)));
         self
     }
 
@@ -38,7 +39,8 @@ impl Element {
     pub fn list(mut self, name: &str, item: &str, items: &[String]) -> Self {
         self.body.push_str(&format!("\n  <{name}>"));
         for text in items {
-            self.body.push_str(&format!("\n    <{item}>{}</{item}>", escape(text)));
+            self.body
+                .push_str(&format!("\n    <{item}>{}</{item}>", escape(text)));
         }
         if !items.is_empty() {
             self.body.push_str("\n  ");
@@ -53,9 +55,12 @@ impl Element {
     }
 }
 
-/// `<skip_summary reason="…"/>` for a fixed, quote-free reason.
+/// `<skip_summary reason="…"/>`, the reason escaped for an attribute.
 pub(super) fn skip(reason: &str) -> String {
-    format!("<skip_summary reason=\"{}\"/>\n", escape(reason).replace('"', "&quot;"))
+    format!(
+        "<skip_summary reason=\"{}\"/>\n",
+        escape(reason).replace('"', "&quot;")
+    )
 }
 
 #[cfg(test)]
@@ -73,6 +78,9 @@ mod tests {
             xml,
             "<summary>\n  <request>fix Vec&lt;u8&gt; &amp; co</request>\n  <files>\n    <file>a&lt;b</file>\n  </files>\n  <none></none>\n</summary>\n"
         );
-        assert_eq!(skip("no \"tool\" activity"), "<skip_summary reason=\"no &quot;tool&quot; activity\"/>\n");
+        assert_eq!(
+            skip("no \"tool\" activity"),
+            "<skip_summary reason=\"no &quot;tool&quot; activity\"/>\n"
+        );
     }
 }

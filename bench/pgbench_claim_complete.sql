@@ -1,0 +1,62 @@
+-- pgbench_claim_complete.sql: the database floor under one generator job.
+--
+-- One pgbench transaction is one job's two state-machine statements, as
+-- crates/shared/src/jobs/state_machine.rs issues them:
+--   1. claim (ClaimTarget::AnyDue(1)): the claim CTE with LIMIT 1, worker
+--      'pgbench:<client_id>', a 60 s lease; its row goes to variables (\gset);
+--   2. apply(Transition::Complete): the conditional UPDATE guarded by
+--      locked_by plus the generation_job_events INSERT, for the claimed job.
+-- Each is its own autocommit statement. Left out, compared with the
+-- generator: loading the job's material (3 queries), the provider, parsing,
+-- the BEGIN/COMMIT around the completion with its observation INSERT and
+-- sessions UPDATE, and the Redis live notice. So transactions/s here is an
+-- upper bound on jobs/s for the state-machine SQL alone.
+--
+-- Where $n parameters of the Rust code are not variables here, they are
+-- written as literals with the value the generator binds: $3 (only this job)
+-- is NULL, $4 (from) is {processing}, $5/$6 are NULL for Complete, $7 is a
+-- heuristic usage object and $9 (detail) is {}.
+--
+-- Run by bench/generator.sh on a database seeded by
+-- pgbench_claim_complete_seed.sql (enough rows that the queue never drains:
+-- an empty claim gives \gset no row and aborts the client):
+--   pgbench -n -M prepared -c 8 -j 2 -T 15 -f bench/pgbench_claim_complete.sql <url>
+
+WITH next AS (
+    SELECT id FROM generation_jobs
+    WHERE status = 'queued' AND next_attempt_at <= now() AND attempts < max_attempts
+      AND (NULL::uuid IS NULL OR id = NULL::uuid)
+    ORDER BY next_attempt_at, id
+    LIMIT 1 FOR UPDATE SKIP LOCKED
+), moved AS (
+    UPDATE generation_jobs j SET status = 'processing', attempts = j.attempts + 1, sealed = true,
+        locked_by = 'pgbench:' || :client_id::text, lease_expires_at = now() + interval '60 seconds',
+        started_at = coalesce(j.started_at, now()), updated_at = now()
+    FROM next WHERE j.id = next.id
+    RETURNING j.id, j.team_id, j.project_id, j.session_id, j.job_type, j.prompt_number, j.attempts,
+        j.max_attempts, j.lease_expires_at
+), logged AS (
+    INSERT INTO generation_job_events (job_id, team_id, project_id, from_status, to_status, actor, detail)
+    SELECT id, team_id, project_id, 'queued', 'processing', 'pgbench:' || :client_id::text,
+        jsonb_build_object('attempt', attempts)
+    FROM moved
+)
+SELECT * FROM moved \gset
+
+WITH moved AS (
+    UPDATE generation_jobs j SET status = 'completed', completed_at = now(), last_error = NULL,
+        locked_by = NULL, lease_expires_at = NULL,
+        usage = coalesce('{"provider": "heuristic", "model": "heuristic-v1", "input_tokens": 120, "output_tokens": 90, "cached_tokens": 0, "cache_creation_tokens": 0, "latency_ms": 0}'::jsonb, j.usage),
+        updated_at = now()
+    FROM (SELECT id, status AS from_status FROM generation_jobs
+          WHERE id = :id AND project_id = :project_id AND status = ANY('{processing}'::text[])
+            AND ('pgbench:' || :client_id::text IS NULL OR locked_by = 'pgbench:' || :client_id::text)
+          FOR UPDATE) prev
+    WHERE j.id = prev.id
+    RETURNING j.id, j.team_id, j.project_id, prev.from_status, j.status
+), logged AS (
+    INSERT INTO generation_job_events (job_id, team_id, project_id, from_status, to_status, actor, detail)
+    SELECT id, team_id, project_id, from_status, status, 'pgbench:' || :client_id::text, '{}'::jsonb
+    FROM moved
+)
+SELECT status FROM moved;

@@ -1,0 +1,24 @@
+-- pgbench_claim_complete_seed.sql: the due jobs pgbench_claim_complete.sql
+-- works through, seeded like cairn_testkit::seed_jobs (one session, one due
+-- sealed observation job per turn) but without the agent_events rows: claim
+-- and complete never read them.
+--
+-- Run by bench/generator.sh with psql on a database that
+-- `generator_throughput --prepare-pgbench-db` migrated and bootstrapped:
+--   psql -v ON_ERROR_STOP=1 -v team_id=<uuid> -v project_id=<uuid> -v rows=200000 \
+--     -f bench/pgbench_claim_complete_seed.sql <url>
+--
+-- 200k rows: a 15 s run must never drain the queue (an empty claim has no
+-- row for \gset and stops the client).
+
+INSERT INTO sessions (id, team_id, project_id, agent, external_session_id, prompt_counter)
+VALUES (gen_random_uuid(), :'team_id', :'project_id', 'claude-code', 'pgbench-seed', :rows)
+RETURNING id AS session_id \gset
+
+INSERT INTO generation_jobs (id, team_id, project_id, session_id, job_type, source_type,
+                             prompt_number, sealed, event_count, idempotency_key)
+SELECT gen_random_uuid(), :'team_id', :'project_id', :'session_id', 'observations', 'agent_event', g, true, 1,
+       'seed:' || :'session_id' || ':' || g
+FROM generate_series(1, :rows) g;
+
+VACUUM ANALYZE generation_jobs;
