@@ -19,9 +19,11 @@ pub async fn drop_database(pool: &PgPool, database_url: &str) -> anyhow::Result<
     let name = database_url.rsplit('/').next().unwrap_or_default();
     anyhow::ensure!(name.starts_with("cairn_test_"), "refusing to drop {name:?}");
     let admin = PgPool::connect(&cairn_testkit::admin_url()).await?;
-    sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")))
-        .execute(&admin)
-        .await?;
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+    )))
+    .execute(&admin)
+    .await?;
     admin.close().await;
     Ok(())
 }

@@ -99,7 +99,10 @@ mod tests {
     fn classes_decide_retry_or_fail() {
         let p = RetryPolicy::default();
         assert_eq!(p.decide(&err(ErrorClass::Auth, None), 1, 5), Decision::Fail);
-        assert_eq!(p.decide(&err(ErrorClass::Unrecoverable, None), 1, 5), Decision::Fail);
+        assert_eq!(
+            p.decide(&err(ErrorClass::Unrecoverable, None), 1, 5),
+            Decision::Fail
+        );
         assert_eq!(p.decide(&err(ErrorClass::Transient, None), 5, 5), Decision::Fail);
         let quota = delay(p.decide(&err(ErrorClass::Quota, None), 1, 5));
         assert!(quota >= Duration::from_secs(720), "{quota:?}");
@@ -111,8 +114,14 @@ mod tests {
     fn retry_after_is_honoured() {
         let p = RetryPolicy::default();
         let d = delay(p.decide(&err(ErrorClass::RateLimit, Some(30)), 1, 5));
-        assert!(d >= Duration::from_secs(30) && d <= Duration::from_secs(60), "{d:?}");
+        assert!(
+            d >= Duration::from_secs(30) && d <= Duration::from_secs(60),
+            "{d:?}"
+        );
         let d = delay(p.decide(&err(ErrorClass::RateLimit, Some(1)), 1, 5));
-        assert!(d >= Duration::from_secs(1) && d <= Duration::from_secs(2), "{d:?}");
+        assert!(
+            d >= Duration::from_secs(1) && d <= Duration::from_secs(2),
+            "{d:?}"
+        );
     }
 }

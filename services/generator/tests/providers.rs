@@ -161,7 +161,11 @@ async fn anthropic_success_sends_a_cached_system_prompt_and_reads_usage() {
     let usage = completion.usage;
     assert_eq!(usage.provider, "anthropic");
     assert_eq!(usage.model, "claude-haiku-4-5-20251001");
-    assert_eq!((usage.input_tokens, usage.output_tokens), (120 + 900 + 30, 45), "input counts cached tokens too");
+    assert_eq!(
+        (usage.input_tokens, usage.output_tokens),
+        (120 + 900 + 30, 45),
+        "input counts cached tokens too"
+    );
     assert_eq!((usage.cached_tokens, usage.cache_creation_tokens), (900, 30));
     let (body, _) = only_request_body(&server).await;
     assert_eq!(

@@ -94,7 +94,11 @@ async fn run(args: &Args, procs: usize) -> anyhow::Result<()> {
             break;
         }
         if Instant::now() > deadline {
-            bail!("{done} of {} jobs completed within {} s", args.jobs, args.timeout_secs);
+            bail!(
+                "{done} of {} jobs completed within {} s",
+                args.jobs,
+                args.timeout_secs
+            );
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

@@ -139,9 +139,20 @@ const FILES: [(&str, usize); 16] = [
     ("services/api/src/store/sessions.rs", 4_800),
 ];
 
-const GREP_PATTERNS: [&str; 6] = ["with_context", "fn check_", "limit", "Result<Vec<String>>", "HashMap", "parse::<u64>"];
-const VERBS: [&str; 8] = ["parse", "check", "load", "apply", "render", "merge", "redact", "count"];
-const NOUNS: [&str; 9] = ["event", "session", "token", "limit", "job", "lease", "filter", "summary", "payload"];
+const GREP_PATTERNS: [&str; 6] = [
+    "with_context",
+    "fn check_",
+    "limit",
+    "Result<Vec<String>>",
+    "HashMap",
+    "parse::<u64>",
+];
+const VERBS: [&str; 8] = [
+    "parse", "check", "load", "apply", "render", "merge", "redact", "count",
+];
+const NOUNS: [&str; 9] = [
+    "event", "session", "token", "limit", "job", "lease", "filter", "summary", "payload",
+];
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
@@ -163,7 +174,9 @@ fn main() -> anyhow::Result<()> {
         let prompt_event = &events[0];
         let tool_events = &events[1..events.len() - 1];
         for e in tool_events {
-            *tool_counts.entry(e.tool_name.clone().unwrap_or_default()).or_default() += 1;
+            *tool_counts
+                .entry(e.tool_name.clone().unwrap_or_default())
+                .or_default() += 1;
         }
         hook_bytes += events.iter().map(|e| e.payload.to_string().len()).sum::<usize>();
 
@@ -172,7 +185,11 @@ fn main() -> anyhow::Result<()> {
         coalesced.add(&turn_job, &budget, false);
         coalesced.add(&summary, &budget, true);
         for event in tool_events {
-            let one = material(JobType::Observations, turn, vec![prompt_event.clone(), event.clone()]);
+            let one = material(
+                JobType::Observations,
+                turn,
+                vec![prompt_event.clone(), event.clone()],
+            );
             per_event.add(&one, &budget, false);
         }
         per_event.add(&summary, &budget, true);
@@ -191,8 +208,15 @@ fn main() -> anyhow::Result<()> {
         "{:<20} {:>6} {:>13} {:>14} {:>20} {:>10} {:>12}",
         "", "calls", "input tokens", "per 100 tools", "system (cacheable)", "user part", "over budget"
     );
-    for (name, t) in [("coalesced (Cairn)", &coalesced), ("one call per event", &per_event)] {
-        let system = format!("{} ({:.0}%)", t.system_tokens, t.system_tokens as f64 * 100.0 / t.total() as f64);
+    for (name, t) in [
+        ("coalesced (Cairn)", &coalesced),
+        ("one call per event", &per_event),
+    ] {
+        let system = format!(
+            "{} ({:.0}%)",
+            t.system_tokens,
+            t.system_tokens as f64 * 100.0 / t.total() as f64
+        );
         println!(
             "{name:<20} {:>6} {:>13} {:>14.0} {system:>20} {:>10} {:>12}",
             t.calls,
@@ -237,7 +261,10 @@ struct Tally {
 impl Tally {
     fn add(&mut self, material: &Material, budget: &Budget, summary: bool) {
         let built = prompt::build(material, budget);
-        let (system, user) = (prompt::estimate_tokens(built.system), prompt::estimate_tokens(&built.user));
+        let (system, user) = (
+            prompt::estimate_tokens(built.system),
+            prompt::estimate_tokens(&built.user),
+        );
         self.calls += 1;
         self.system_tokens += system;
         self.user_tokens += user;
@@ -272,7 +299,14 @@ fn session_turn(index: usize) -> Vec<EventRecord> {
     for (n, tool) in turn.tools.chars().enumerate() {
         let id = format!("toolu_{index:02}_{n:02}");
         let event = match tool {
-            'G' => glob(&id, if index % 2 == 0 { "crates/**/*.rs" } else { "services/**/*.rs" }),
+            'G' => glob(
+                &id,
+                if index % 2 == 0 {
+                    "crates/**/*.rs"
+                } else {
+                    "services/**/*.rs"
+                },
+            ),
             'g' => grep(&id, GREP_PATTERNS[(index + n) % GREP_PATTERNS.len()]),
             'R' => {
                 last_file = (index * 3 + reads * 5) % FILES.len();
@@ -288,14 +322,21 @@ fn session_turn(index: usize) -> Vec<EventRecord> {
             't' => bash(&id, "cargo test --workspace", Ok(test_output(index, false))),
             'T' => bash(&id, "cargo test --workspace", Err(test_output(index, true))),
             'B' => bash(&id, "cargo build --workspace", Err(build_error(last_file))),
-            'c' => bash(&id, "cargo clippy --workspace --all-targets -- -D warnings", Ok(clippy())),
+            'c' => bash(
+                &id,
+                "cargo clippy --workspace --all-targets -- -D warnings",
+                Ok(clippy()),
+            ),
             's' => bash(&id, "git status --short", Ok(git_status(index))),
             'd' => bash(&id, "git diff", Ok(git_diff(&edits))),
             other => unreachable!("unknown tool letter {other:?}"),
         };
         events.push(event);
     }
-    events.push(hook("Stop", json!({ "last_assistant_message": turn.message, "stop_hook_active": false })));
+    events.push(hook(
+        "Stop",
+        json!({ "last_assistant_message": turn.message, "stop_hook_active": false }),
+    ));
     let at = Utc.timestamp_opt(1_700_000_000 + index as i64 * 600, 0).unwrap();
     for (i, event) in events.iter_mut().enumerate() {
         event.prompt_number = Some(index as i32 + 1);
@@ -456,14 +497,21 @@ fn test_output(turn: usize, fail: bool) -> String {
         turn * 7 % 100
     ));
     for (c, (name, dir)) in crates.iter().enumerate() {
-        let files: Vec<&str> = FILES.iter().map(|(p, _)| *p).filter(|p| p.starts_with(dir)).collect();
+        let files: Vec<&str> = FILES
+            .iter()
+            .map(|(p, _)| *p)
+            .filter(|p| p.starts_with(dir))
+            .collect();
         let tests: Vec<String> = files
             .iter()
             .flat_map(|path| {
-                VERBS
-                    .iter()
-                    .enumerate()
-                    .map(move |(v, verb)| format!("{}::tests::{verb}_{}", stem(path), NOUNS[(v + turn) % NOUNS.len()]))
+                VERBS.iter().enumerate().map(move |(v, verb)| {
+                    format!(
+                        "{}::tests::{verb}_{}",
+                        stem(path),
+                        NOUNS[(v + turn) % NOUNS.len()]
+                    )
+                })
             })
             .collect();
         out.push_str(&format!(
@@ -596,5 +644,7 @@ fn stem(path: &str) -> &str {
 
 fn capitalize(word: &str) -> String {
     let mut chars = word.chars();
-    chars.next().map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }

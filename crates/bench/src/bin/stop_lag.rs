@@ -58,13 +58,19 @@ async fn main() -> anyhow::Result<()> {
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
-    .chain(args.wakeup_poll_ms.map(|ms| ("CAIRN_WAKEUP_POLL_MS".to_string(), ms.to_string())))
+    .chain(
+        args.wakeup_poll_ms
+            .map(|ms| ("CAIRN_WAKEUP_POLL_MS".to_string(), ms.to_string())),
+    )
     .collect();
     let config = GeneratorConfig::from_env(&env).context("generator config")?;
     let (sweep_ms, poll_ms) = (config.sweep_interval.as_millis(), config.wakeup_poll.as_millis());
     let shutdown = CancellationToken::new();
     let generator = tokio::spawn(worker::run(config, shutdown.clone()));
-    let watcher = PgPoolOptions::new().max_connections(1).connect(&app.database_url).await?;
+    let watcher = PgPoolOptions::new()
+        .max_connections(1)
+        .connect(&app.database_url)
+        .await?;
 
     let mut lags_ms = Vec::with_capacity(args.turns);
     for i in 0..args.turns {
@@ -77,7 +83,10 @@ async fn main() -> anyhow::Result<()> {
         let deadline = stopped + Duration::from_secs(args.timeout_secs);
         while !summary_visible(&watcher, &session, turn).await? {
             if Instant::now() > deadline {
-                bail!("no turn summary for {session} turn {turn} within {} s", args.timeout_secs);
+                bail!(
+                    "no turn summary for {session} turn {turn} within {} s",
+                    args.timeout_secs
+                );
             }
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
@@ -103,16 +112,43 @@ async fn main() -> anyhow::Result<()> {
 async fn post_turn(app: &TestApp, session: &str, turn: i32) -> anyhow::Result<Instant> {
     let path = format!("src/module_{turn}.rs");
     let tool = |n: usize, name: &str, input: serde_json::Value, response: serde_json::Value| {
-        cc(session, "PostToolUse", json!({
+        cc(
+            session,
+            "PostToolUse",
+            json!({
             "tool_name": name, "tool_use_id": format!("toolu_{session}_{turn}_{n}"),
-            "tool_input": input, "tool_response": response }))
+            "tool_input": input, "tool_response": response }),
+        )
     };
     let events = [
-        cc(session, "UserPromptSubmit", json!({ "prompt": format!("Fix the panic on empty input in {path}") })),
-        tool(1, "Read", json!({ "file_path": path }), json!({ "content": "pub fn parse(s: &str) -> u8 { s.as_bytes()[0] }" })),
-        tool(2, "Edit", json!({ "file_path": path, "old_string": "s.as_bytes()[0]", "new_string": "s.bytes().next().unwrap_or(0)" }), json!({ "ok": true })),
-        tool(3, "Bash", json!({ "command": "cargo test" }), json!({ "stdout": "test result: ok. 12 passed", "stderr": "" })),
-        cc(session, "Stop", json!({ "last_assistant_message": format!("Fixed the empty-input panic in {path}.") })),
+        cc(
+            session,
+            "UserPromptSubmit",
+            json!({ "prompt": format!("Fix the panic on empty input in {path}") }),
+        ),
+        tool(
+            1,
+            "Read",
+            json!({ "file_path": path }),
+            json!({ "content": "pub fn parse(s: &str) -> u8 { s.as_bytes()[0] }" }),
+        ),
+        tool(
+            2,
+            "Edit",
+            json!({ "file_path": path, "old_string": "s.as_bytes()[0]", "new_string": "s.bytes().next().unwrap_or(0)" }),
+            json!({ "ok": true }),
+        ),
+        tool(
+            3,
+            "Bash",
+            json!({ "command": "cargo test" }),
+            json!({ "stdout": "test result: ok. 12 passed", "stderr": "" }),
+        ),
+        cc(
+            session,
+            "Stop",
+            json!({ "last_assistant_message": format!("Fixed the empty-input panic in {path}.") }),
+        ),
     ];
     for body in events {
         let (status, res) = app.hook(body).await;

@@ -22,7 +22,10 @@ use super::JobStatus;
 #[derive(Clone, Debug)]
 pub enum Transition<'a> {
     /// processing → completed, by the lock owner; in the transaction that writes the job's rows.
-    Complete { worker: &'a str, usage: Option<&'a Value> },
+    Complete {
+        worker: &'a str,
+        usage: Option<&'a Value>,
+    },
     /// processing → queued, by the lock owner, due again at `at`.
     RetryLater {
         worker: &'a str,
@@ -297,7 +300,12 @@ pub async fn claim(
 
 /// Extends the lease of a job `worker` still holds. False when the lease is
 /// lost (rescued, cancelled): the worker must drop the job without writing.
-pub async fn heartbeat(db: impl PgExecutor<'_>, job_id: Uuid, worker: &str, lease: Duration) -> sqlx::Result<bool> {
+pub async fn heartbeat(
+    db: impl PgExecutor<'_>,
+    job_id: Uuid,
+    worker: &str,
+    lease: Duration,
+) -> sqlx::Result<bool> {
     let result = sqlx::query(
         "UPDATE generation_jobs SET lease_expires_at = now() + $3, updated_at = now()
          WHERE id = $1 AND status = 'processing' AND locked_by = $2",

@@ -10,7 +10,10 @@ async fn health_degrades_when_a_due_job_waits_too_long() {
     let app = spawn_app().await;
     for (event, extra) in [
         ("UserPromptSubmit", json!({ "prompt": "p" })),
-        ("PostToolUse", json!({ "tool_name": "Bash", "tool_use_id": "t1", "tool_input": { "command": "ls" } })),
+        (
+            "PostToolUse",
+            json!({ "tool_name": "Bash", "tool_use_id": "t1", "tool_input": { "command": "ls" } }),
+        ),
         ("Stop", json!({})),
     ] {
         let (status, _) = app.hook(cc("h-1", event, extra)).await;
@@ -19,7 +22,10 @@ async fn health_degrades_when_a_due_job_waits_too_long() {
     let (status, res) = app.get("/api/health", None).await;
     assert_eq!((status, res["status"].as_str()), (200, Some("ok")), "{res}");
     assert_eq!(res["jobs"]["by_status"]["queued"], 2, "{res}");
-    assert!(res["jobs"]["oldest_queued_age_seconds"].as_f64().unwrap() < 60.0, "{res}");
+    assert!(
+        res["jobs"]["oldest_queued_age_seconds"].as_f64().unwrap() < 60.0,
+        "{res}"
+    );
 
     sqlx::query("UPDATE generation_jobs SET next_attempt_at = now() - interval '2 hours'")
         .execute(&app.pool)
@@ -28,7 +34,10 @@ async fn health_degrades_when_a_due_job_waits_too_long() {
     let (status, res) = app.get("/api/health", None).await;
     assert_eq!((status, res["status"].as_str()), (503, Some("degraded")), "{res}");
     assert_eq!(res["jobs"]["status"], "degraded");
-    assert!(res["jobs"]["oldest_queued_age_seconds"].as_f64().unwrap() > 7000.0, "{res}");
+    assert!(
+        res["jobs"]["oldest_queued_age_seconds"].as_f64().unwrap() > 7000.0,
+        "{res}"
+    );
     assert_eq!(res["postgres"], "ok");
 
     let (status, info) = app.get("/v1/info", Some(&app.admin_token)).await;
@@ -41,9 +50,14 @@ async fn health_degrades_when_a_due_job_waits_too_long() {
 async fn a_job_not_yet_due_does_not_count_as_waiting() {
     let app = spawn_app().await;
     // An open turn (no Stop): its job is due only after the idle delay.
-    app.hook(cc("h-2", "UserPromptSubmit", json!({ "prompt": "p" }))).await;
+    app.hook(cc("h-2", "UserPromptSubmit", json!({ "prompt": "p" })))
+        .await;
     let (status, _) = app
-        .hook(cc("h-2", "PostToolUse", json!({ "tool_name": "Bash", "tool_use_id": "t", "tool_input": {} })))
+        .hook(cc(
+            "h-2",
+            "PostToolUse",
+            json!({ "tool_name": "Bash", "tool_use_id": "t", "tool_input": {} }),
+        ))
         .await;
     assert_eq!(status, 200);
     let (_, res) = app.get("/api/health", None).await;

@@ -31,7 +31,9 @@ pub struct Prepared {
 /// How an attempt ended, for logs and tests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Finished {
-    Completed { rows: usize },
+    Completed {
+        rows: usize,
+    },
     Retrying,
     Failed,
     /// The claim was lost (rescued or cancelled): nothing was written.
@@ -51,7 +53,10 @@ impl Prepared {
         tracing::error!(job_id = %job.id, panic = %what, "job attempt panicked");
         Prepared {
             job_type: load::job_type(job),
-            result: Err(ProviderError::new(ErrorClass::Unrecoverable, format!("internal error: {what}"))),
+            result: Err(ProviderError::new(
+                ErrorClass::Unrecoverable,
+                format!("internal error: {what}"),
+            )),
             usage: None,
         }
     }
@@ -64,7 +69,10 @@ pub async fn prepare(ctx: &Context, job: &ClaimedJob) -> Prepared {
         Err(e) => {
             return Prepared {
                 job_type,
-                result: Err(ProviderError::new(ErrorClass::Transient, format!("loading the job's events: {e}"))),
+                result: Err(ProviderError::new(
+                    ErrorClass::Transient,
+                    format!("loading the job's events: {e}"),
+                )),
                 usage: None,
             };
         }
@@ -103,7 +111,10 @@ fn fits(job_type: JobType, parsed: Parsed) -> Result<Parsed, ProviderError> {
     } else {
         Err(ProviderError::new(
             ErrorClass::ParseError,
-            format!("the answer holds no {} and no <skip_summary/>", expected(job_type)),
+            format!(
+                "the answer holds no {} and no <skip_summary/>",
+                expected(job_type)
+            ),
         ))
     }
 }
@@ -122,13 +133,15 @@ pub async fn finish(ctx: &Context, job: &ClaimedJob, worker: &str, prepared: Pre
         ..Usage::default()
     });
     let outcome = match &prepared.result {
-        Ok(parsed) => match write::complete(&ctx.pool, job, prepared.job_type, worker, parsed, &usage).await {
-            Ok(notices) => {
-                ctx.live.publish(&notices).await;
-                Ok(Finished::Completed { rows: notices.len() })
+        Ok(parsed) => {
+            match write::complete(&ctx.pool, job, prepared.job_type, worker, parsed, &usage).await {
+                Ok(notices) => {
+                    ctx.live.publish(&notices).await;
+                    Ok(Finished::Completed { rows: notices.len() })
+                }
+                Err(e) => Err(e),
             }
-            Err(e) => Err(e),
-        },
+        }
         Err(error) => record_failure(ctx, job, worker, error, &usage).await,
     };
     match outcome {

@@ -48,7 +48,11 @@ pub async fn complete(
         }
         JobType::TurnSummary | JobType::SessionSummary => {
             if let Some(summary) = &parsed.summary {
-                let scope = if job_type == JobType::TurnSummary { "turn" } else { "session" };
+                let scope = if job_type == JobType::TurnSummary {
+                    "turn"
+                } else {
+                    "session"
+                };
                 let id = insert_summary(&mut tx, job, scope, summary, usage).await?;
                 notices.push(notice("summary.created", id, job, &summary.request));
             }

@@ -1,5 +1,24 @@
 //! The lenient reader of the model's XML (COMPAT.md §3): observations, a
 //! summary, or `<skip_summary/>`. Never panics, whatever the input.
+//!
+//! What it forgives:
+//! - prose and markdown fences around the XML; any number of observations
+//!   (the first 20 usable ones kept) and the first non-blank summary;
+//! - tag names in any case, `-` for `_`, attributes on any tag; tags it
+//!   does not know (`Vec<String>`, `<b>`) are text;
+//! - missing fields (empty), repeated fields (first non-blank value kept,
+//!   lists accumulate), `&…;` references and CDATA, comments (dropped);
+//! - truncation: an unclosed block runs to the next block or the end of the
+//!   input, an unclosed field to the next tag; an observation with no title,
+//!   narrative or fact is dropped, and so is a summary with no text;
+//! - lists written as lines (bullets stripped) or, for concepts, with
+//!   commas; unknown types become `discovery`, unknown concepts are dropped,
+//!   files are deduplicated;
+//! - bounds: 8,000 chars per field or item, 50 items per list.
+//!
+//! Files: `scan` (tokens), `entities` (character references), `read`
+//! (tokens → blocks), `text` (whitespace, caps, bullets), `vocab` (types
+//! and concepts).
 
 mod entities;
 mod read;

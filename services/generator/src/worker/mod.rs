@@ -71,7 +71,13 @@ pub async fn run(config: GeneratorConfig, shutdown: CancellationToken) -> anyhow
     let mut tasks = tokio::task::JoinSet::new();
     for index in 0..ctx.config.workers {
         let worker = format!("{}:{index}", ctx.config.worker_prefix);
-        tasks.spawn(pool::work(ctx.clone(), worker, hints.clone(), shutdown.clone(), abort.clone()));
+        tasks.spawn(pool::work(
+            ctx.clone(),
+            worker,
+            hints.clone(),
+            shutdown.clone(),
+            abort.clone(),
+        ));
     }
     let sweeper = tokio::spawn(sweeper::sweep(ctx.clone(), hint_tx.clone(), shutdown.clone()));
     let wakeups = tokio::spawn(wakeups::consume(ctx.clone(), hint_tx, shutdown.clone()));

@@ -74,7 +74,13 @@ async fn run_one(ctx: &Context, worker: &str, claimed: &ClaimedJob, abort: &Canc
 async fn release(ctx: &Context, worker: &str, claimed: &ClaimedJob) {
     let result = async {
         let mut conn = ctx.pool.acquire().await?;
-        state_machine::apply(&mut conn, claimed.project_id, claimed.id, Transition::Release { worker }).await
+        state_machine::apply(
+            &mut conn,
+            claimed.project_id,
+            claimed.id,
+            Transition::Release { worker },
+        )
+        .await
     }
     .await;
     match result {

@@ -16,7 +16,10 @@ pub async fn sweep(ctx: Arc<Context>, hints: mpsc::Sender<Hint>, shutdown: Cance
     let actor = format!("rescuer:{}", ctx.config.worker_prefix);
     loop {
         // Jitter keeps several generators from sweeping in step.
-        let pause = ctx.config.sweep_interval.mul_f64(rand::rng().random_range(0.8..=1.2));
+        let pause = ctx
+            .config
+            .sweep_interval
+            .mul_f64(rand::rng().random_range(0.8..=1.2));
         tokio::select! {
             _ = shutdown.cancelled() => return,
             _ = tokio::time::sleep(pause) => {}

@@ -24,7 +24,9 @@ async fn heuristic_turn_becomes_observation_turn_summary_and_session_summary() {
     let app = spawn_app().await;
     let client = redis::Client::open(app.env["CAIRN_REDIS_URL"].as_str()).unwrap();
     let mut live = client.get_async_pubsub().await.unwrap();
-    live.subscribe(format!("cairn:live:{}", app.project_id)).await.unwrap();
+    live.subscribe(format!("cairn:live:{}", app.project_id))
+        .await
+        .unwrap();
 
     post_turn(&app, "s-heur", "fix the parser panic on empty input").await;
     let generator = start(&app, &[]);
@@ -48,9 +50,15 @@ async fn heuristic_turn_becomes_observation_turn_summary_and_session_summary() {
     .unwrap();
     assert_eq!(provider, "heuristic");
     assert_eq!(heuristic, json!(true), "heuristic rows are marked as such");
-    assert_eq!(kind, "bugfix", "a failing command that later passed reads as a fix");
+    assert_eq!(
+        kind, "bugfix",
+        "a failing command that later passed reads as a fix"
+    );
     assert_eq!(files_modified, ["src/parser.rs"]);
-    assert!(files_read.contains(&"src/parser.rs".to_string()), "{files_read:?}");
+    assert!(
+        files_read.contains(&"src/parser.rs".to_string()),
+        "{files_read:?}"
+    );
     assert!(facts.iter().any(|f| f.contains("cargo test")), "{facts:?}");
 
     let (scope, request): (String, String) =
@@ -76,7 +84,10 @@ async fn heuristic_turn_becomes_observation_turn_summary_and_session_summary() {
     let mut kinds = vec![];
     let mut stream = live.on_message();
     while kinds.len() < 2 {
-        let msg = tokio::time::timeout(SHORT, stream.next()).await.expect("live notice").unwrap();
+        let msg = tokio::time::timeout(SHORT, stream.next())
+            .await
+            .expect("live notice")
+            .unwrap();
         let body: Value = serde_json::from_str(&msg.get_payload::<String>().unwrap()).unwrap();
         kinds.push(body["type"].as_str().unwrap().to_string());
     }
@@ -85,7 +96,9 @@ async fn heuristic_turn_becomes_observation_turn_summary_and_session_summary() {
     drop(stream);
 
     // SessionEnd: a summary of the whole session.
-    let (status, _) = app.hook(cc("s-heur", "SessionEnd", json!({ "reason": "logout" }))).await;
+    let (status, _) = app
+        .hook(cc("s-heur", "SessionEnd", json!({ "reason": "logout" })))
+        .await;
     assert_eq!(status, 200);
     wait_count(&app.pool, &completed(&app), 3, MINUTE).await;
     let sessions: i64 = app
@@ -110,13 +123,12 @@ const MODEL_XML: &str = "Here is what I found.\n```xml\n<observation><type>bugfi
 
 async fn assert_model_rows(app: &cairn_testkit::TestApp, provider: &str, model: &str) {
     wait_count(&app.pool, &completed(app), 2, MINUTE).await;
-    let (title, kind, p, m, facts): (String, String, String, String, Vec<String>) = sqlx::query_as(
-        "SELECT title, kind, provider, model, facts FROM observations WHERE project_id = $1",
-    )
-    .bind(app.project_id)
-    .fetch_one(&app.pool)
-    .await
-    .unwrap();
+    let (title, kind, p, m, facts): (String, String, String, String, Vec<String>) =
+        sqlx::query_as("SELECT title, kind, provider, model, facts FROM observations WHERE project_id = $1")
+            .bind(app.project_id)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
     assert_eq!(title, "Parser panicked on empty input");
     assert_eq!(kind, "bugfix");
     assert_eq!((p.as_str(), m.as_str()), (provider, model));
@@ -164,7 +176,11 @@ async fn anthropic_provider_turn_becomes_rows_with_usage() {
     .fetch_one(&app.pool)
     .await
     .unwrap();
-    assert_eq!((input, cached), (2700, 1200), "input tokens include the cached ones");
+    assert_eq!(
+        (input, cached),
+        (2700, 1200),
+        "input tokens include the cached ones"
+    );
     generator.stop().await;
 }
 

@@ -68,7 +68,11 @@ async fn a_worker_killed_mid_job_is_rescued_and_the_job_completes_once() {
     wait_count(&app.pool, &processing_by(&app, "doomed"), 2, SHORT).await;
     // Heartbeats keep the lease past its first term while the provider works.
     tokio::time::sleep(Duration::from_millis(2000)).await;
-    assert_eq!(app.count(&processing_by(&app, "doomed")).await, 2, "heartbeats extend the lease");
+    assert_eq!(
+        app.count(&processing_by(&app, "doomed")).await,
+        2,
+        "heartbeats extend the lease"
+    );
 
     doomed.signal("KILL");
     doomed.wait_exit(SHORT).await;
@@ -115,7 +119,11 @@ async fn sigterm_lets_in_flight_jobs_finish() {
     generator.signal("TERM");
     let status = generator.wait_exit(SHORT).await;
     assert!(status.success(), "{status:?}");
-    assert_eq!(app.count(&completed(&app)).await, 2, "in-flight jobs finished before exit");
+    assert_eq!(
+        app.count(&completed(&app)).await,
+        2,
+        "in-flight jobs finished before exit"
+    );
 }
 
 #[tokio::test]
@@ -144,5 +152,8 @@ async fn sigterm_past_the_deadline_releases_jobs_without_spending_an_attempt() {
             app.project_id
         ))
         .await;
-    assert_eq!(released, 2, "both jobs are back in the queue with their attempt returned");
+    assert_eq!(
+        released, 2,
+        "both jobs are back in the queue with their attempt returned"
+    );
 }

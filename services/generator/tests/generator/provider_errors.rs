@@ -27,7 +27,11 @@ struct Settled {
 async fn settle(response: ResponseTemplate, attempts: i32, extra: &[(&str, &str)]) -> (TestApp, Settled) {
     let app = spawn_app().await;
     let mock = MockServer::start().await;
-    Mock::given(method("POST")).and(path("/v1/messages")).respond_with(response).mount(&mock).await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(response)
+        .mount(&mock)
+        .await;
     post_turn(&app, "errs", "prompt").await;
     let uri = mock.uri();
     let mut env = vec![
@@ -97,7 +101,11 @@ async fn a_timeout_is_transient() {
 
 #[tokio::test]
 async fn quota_exhaustion_waits_much_longer() {
-    let response = anthropic_error(400, "invalid_request_error", "Your credit balance is too low to access the API");
+    let response = anthropic_error(
+        400,
+        "invalid_request_error",
+        "Your credit balance is too low to access the API",
+    );
     let (_app, s) = settle(response, 1, &[("CAIRN_RETRY_QUOTA_MS", "900000")]).await;
     assert_eq!(s.status, "queued", "{s:?}");
     assert!(s.last_error.starts_with("quota"), "{s:?}");
@@ -106,15 +114,28 @@ async fn quota_exhaustion_waits_much_longer() {
 
 #[tokio::test]
 async fn auth_errors_fail_at_once() {
-    let (_app, s) = settle(anthropic_error(401, "authentication_error", "invalid x-api-key"), 1, &[]).await;
+    let (_app, s) = settle(
+        anthropic_error(401, "authentication_error", "invalid x-api-key"),
+        1,
+        &[],
+    )
+    .await;
     assert_eq!((s.status.as_str(), s.attempts), ("failed", 1), "{s:?}");
     assert!(s.last_error.starts_with("auth"), "{s:?}");
-    assert!(!s.last_error.contains("sk-test"), "the key never reaches an error: {s:?}");
+    assert!(
+        !s.last_error.contains("sk-test"),
+        "the key never reaches an error: {s:?}"
+    );
 }
 
 #[tokio::test]
 async fn a_bad_request_is_unrecoverable() {
-    let (_app, s) = settle(anthropic_error(400, "invalid_request_error", "max_tokens: too large"), 1, &[]).await;
+    let (_app, s) = settle(
+        anthropic_error(400, "invalid_request_error", "max_tokens: too large"),
+        1,
+        &[],
+    )
+    .await;
     assert_eq!((s.status.as_str(), s.attempts), ("failed", 1), "{s:?}");
     assert!(s.last_error.starts_with("unrecoverable"), "{s:?}");
 }
@@ -126,7 +147,12 @@ async fn malformed_output_is_retried_then_fails_as_parse_error() {
         "content": [{ "type": "text", "text": "I'd rather not answer in XML <observation><title>" }],
         "usage": { "input_tokens": 10, "output_tokens": 5 }
     }));
-    let (app, s) = settle(response, 5, &[("CAIRN_RETRY_BASE_MS", "50"), ("CAIRN_RETRY_MAX_MS", "200")]).await;
+    let (app, s) = settle(
+        response,
+        5,
+        &[("CAIRN_RETRY_BASE_MS", "50"), ("CAIRN_RETRY_MAX_MS", "200")],
+    )
+    .await;
     assert_eq!((s.status.as_str(), s.attempts), ("failed", 5), "{s:?}");
     assert!(s.last_error.starts_with("parse_error"), "{s:?}");
     let retries = app

@@ -30,10 +30,22 @@ async fn two_processes_complete_each_of_1000_jobs_exactly_once() {
         )
         .await;
     assert_eq!(twice, 0, "no job completed twice");
-    assert_eq!(app.count("SELECT count(*) FROM generation_job_events WHERE to_status = 'completed'").await, 1000);
+    assert_eq!(
+        app.count("SELECT count(*) FROM generation_job_events WHERE to_status = 'completed'")
+            .await,
+        1000
+    );
     assert_eq!(app.count("SELECT count(*) FROM observations").await, 1000);
-    assert_eq!(app.count("SELECT count(DISTINCT job_id) FROM observations").await, 1000);
-    assert_eq!(app.count("SELECT count(*) FROM generation_jobs WHERE attempts <> 1").await, 0, "no claim was lost");
+    assert_eq!(
+        app.count("SELECT count(DISTINCT job_id) FROM observations").await,
+        1000
+    );
+    assert_eq!(
+        app.count("SELECT count(*) FROM generation_jobs WHERE attempts <> 1")
+            .await,
+        0,
+        "no claim was lost"
+    );
     for process in ["proc-a", "proc-b"] {
         let done = app
             .count(&format!(

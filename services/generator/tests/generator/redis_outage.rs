@@ -18,7 +18,11 @@ struct PrivateRedis {
 
 impl PrivateRedis {
     fn new() -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
         let mut redis = Self { port, child: None };
         redis.start();
         redis
@@ -30,7 +34,16 @@ impl PrivateRedis {
 
     fn start(&mut self) {
         let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args([
+                "--port",
+                &self.port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
             .stdout(Stdio::null())
             .spawn()
             .expect("redis-server on PATH");
@@ -103,7 +116,11 @@ async fn with_redis_stopped_jobs_still_complete_and_after_restart_too() {
     post_turn(&app, "back", "prompt after Redis returned").await;
     wait_count(&app.pool, &completed(&app), 8, MINUTE).await;
     generator.stop().await;
-    assert_eq!(app.count("SELECT count(*) FROM generation_jobs WHERE status <> 'completed'").await, 0);
+    assert_eq!(
+        app.count("SELECT count(*) FROM generation_jobs WHERE status <> 'completed'")
+            .await,
+        0
+    );
 }
 
 #[tokio::test]

@@ -36,17 +36,21 @@ async fn claim_observations(app: &TestApp, worker: &str, lease: Duration) -> Cla
     .fetch_one(&app.pool)
     .await
     .unwrap();
-    let mut claimed = state_machine::claim(&app.pool, worker, lease, ClaimTarget::Job(id)).await.unwrap();
+    let mut claimed = state_machine::claim(&app.pool, worker, lease, ClaimTarget::Job(id))
+        .await
+        .unwrap();
     assert_eq!(claimed.len(), 1, "{worker} claims the job");
     claimed.remove(0)
 }
 
 async fn transitions(app: &TestApp, job: uuid::Uuid) -> Vec<(Option<String>, String, String)> {
-    sqlx::query_as("SELECT from_status, to_status, actor FROM generation_job_events WHERE job_id = $1 ORDER BY id")
-        .bind(job)
-        .fetch_all(&app.pool)
-        .await
-        .unwrap()
+    sqlx::query_as(
+        "SELECT from_status, to_status, actor FROM generation_job_events WHERE job_id = $1 ORDER BY id",
+    )
+    .bind(job)
+    .fetch_all(&app.pool)
+    .await
+    .unwrap()
 }
 
 #[tokio::test]
@@ -55,14 +59,26 @@ async fn a_claim_is_exclusive_and_completion_is_logged() {
     post_turn(&app, "sm-1", "prompt").await;
     let job = claim_observations(&app, "w-a", Duration::from_secs(30)).await;
     assert_eq!(job.attempts, 1);
-    let again = state_machine::claim(&app.pool, "w-b", Duration::from_secs(30), ClaimTarget::Job(job.id))
-        .await
-        .unwrap();
+    let again = state_machine::claim(
+        &app.pool,
+        "w-b",
+        Duration::from_secs(30),
+        ClaimTarget::Job(job.id),
+    )
+    .await
+    .unwrap();
     assert!(again.is_empty(), "a processing job cannot be claimed twice");
 
-    let notices = write::complete(&app.pool, &job, JobType::Observations, "w-a", &parsed(), &Usage::default())
-        .await
-        .unwrap();
+    let notices = write::complete(
+        &app.pool,
+        &job,
+        JobType::Observations,
+        "w-a",
+        &parsed(),
+        &Usage::default(),
+    )
+    .await
+    .unwrap();
     assert_eq!(notices.len(), 1);
     let log = transitions(&app, job.id).await;
     assert_eq!(
@@ -74,10 +90,24 @@ async fn a_claim_is_exclusive_and_completion_is_logged() {
     );
     // Nothing leaves a terminal state but an operator retry.
     let mut conn = app.pool.acquire().await.unwrap();
-    let err = state_machine::apply(&mut conn, app.project_id, job.id, Transition::Cancel { actor: "op" })
-        .await
-        .unwrap_err();
-    assert!(matches!(err, TransitionError::Refused { found: Some(JobStatus::Completed), .. }), "{err}");
+    let err = state_machine::apply(
+        &mut conn,
+        app.project_id,
+        job.id,
+        Transition::Cancel { actor: "op" },
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            TransitionError::Refused {
+                found: Some(JobStatus::Completed),
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -86,23 +116,59 @@ async fn a_late_completion_from_a_rescued_claim_changes_nothing() {
     post_turn(&app, "sm-2", "prompt").await;
     let dead = claim_observations(&app, "w-dead", Duration::from_millis(1)).await;
     tokio::time::sleep(Duration::from_millis(20)).await;
-    let rescued = state_machine::rescue_expired(&app.pool, "rescuer", Duration::ZERO, 10).await.unwrap();
+    let rescued = state_machine::rescue_expired(&app.pool, "rescuer", Duration::ZERO, 10)
+        .await
+        .unwrap();
     assert_eq!(rescued.len(), 1);
-    assert_eq!((rescued[0].status.as_str(), rescued[0].previous_owner.as_str()), ("queued", "w-dead"));
+    assert_eq!(
+        (rescued[0].status.as_str(), rescued[0].previous_owner.as_str()),
+        ("queued", "w-dead")
+    );
 
     let alive = claim_observations(&app, "w-alive", Duration::from_secs(30)).await;
     assert_eq!(alive.attempts, 2);
-    let late = write::complete(&app.pool, &dead, JobType::Observations, "w-dead", &parsed(), &Usage::default())
-        .await
-        .unwrap_err();
-    assert!(matches!(late, TransitionError::Refused { found: Some(JobStatus::Processing), .. }), "{late}");
-    assert_eq!(rows(&app, "observations").await, 0, "the refused completion wrote nothing");
+    let late = write::complete(
+        &app.pool,
+        &dead,
+        JobType::Observations,
+        "w-dead",
+        &parsed(),
+        &Usage::default(),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(
+            late,
+            TransitionError::Refused {
+                found: Some(JobStatus::Processing),
+                ..
+            }
+        ),
+        "{late}"
+    );
+    assert_eq!(
+        rows(&app, "observations").await,
+        0,
+        "the refused completion wrote nothing"
+    );
 
-    write::complete(&app.pool, &alive, JobType::Observations, "w-alive", &parsed(), &Usage::default())
-        .await
-        .unwrap();
+    write::complete(
+        &app.pool,
+        &alive,
+        JobType::Observations,
+        "w-alive",
+        &parsed(),
+        &Usage::default(),
+    )
+    .await
+    .unwrap();
     assert_eq!(rows(&app, "observations").await, 1);
-    let completions = transitions(&app, alive.id).await.into_iter().filter(|t| t.1 == "completed").count();
+    let completions = transitions(&app, alive.id)
+        .await
+        .into_iter()
+        .filter(|t| t.1 == "completed")
+        .count();
     assert_eq!(completions, 1);
 }
 
@@ -112,16 +178,42 @@ async fn cancel_while_processing_refuses_the_worker_and_operator_retry_requeues(
     post_turn(&app, "sm-3", "prompt").await;
     let job = claim_observations(&app, "w-a", Duration::from_secs(30)).await;
     let mut conn = app.pool.acquire().await.unwrap();
-    state_machine::apply(&mut conn, app.project_id, job.id, Transition::Cancel { actor: "op" })
-        .await
-        .unwrap();
-    let err = write::complete(&app.pool, &job, JobType::Observations, "w-a", &parsed(), &Usage::default())
-        .await
-        .unwrap_err();
-    assert!(matches!(err, TransitionError::Refused { found: Some(JobStatus::Cancelled), .. }), "{err}");
-    let status = state_machine::apply(&mut conn, app.project_id, job.id, Transition::OperatorRetry { actor: "op" })
-        .await
-        .unwrap();
+    state_machine::apply(
+        &mut conn,
+        app.project_id,
+        job.id,
+        Transition::Cancel { actor: "op" },
+    )
+    .await
+    .unwrap();
+    let err = write::complete(
+        &app.pool,
+        &job,
+        JobType::Observations,
+        "w-a",
+        &parsed(),
+        &Usage::default(),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            TransitionError::Refused {
+                found: Some(JobStatus::Cancelled),
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let status = state_machine::apply(
+        &mut conn,
+        app.project_id,
+        job.id,
+        Transition::OperatorRetry { actor: "op" },
+    )
+    .await
+    .unwrap();
     assert_eq!(status, JobStatus::Queued);
     let again = claim_observations(&app, "w-b", Duration::from_secs(30)).await;
     assert_eq!(again.attempts, 1, "an operator retry starts the attempts afresh");
@@ -137,14 +229,32 @@ async fn only_the_lock_owner_leaves_processing_and_release_does_not_count() {
         &mut conn,
         app.project_id,
         job.id,
-        Transition::Fail { worker: "w-other", error: "x", usage: None },
+        Transition::Fail {
+            worker: "w-other",
+            error: "x",
+            usage: None,
+        },
     )
     .await
     .unwrap_err();
-    assert!(matches!(err, TransitionError::Refused { found: Some(JobStatus::Processing), .. }), "{err}");
-    state_machine::apply(&mut conn, app.project_id, job.id, Transition::Release { worker: "w-a" })
-        .await
-        .unwrap();
+    assert!(
+        matches!(
+            err,
+            TransitionError::Refused {
+                found: Some(JobStatus::Processing),
+                ..
+            }
+        ),
+        "{err}"
+    );
+    state_machine::apply(
+        &mut conn,
+        app.project_id,
+        job.id,
+        Transition::Release { worker: "w-a" },
+    )
+    .await
+    .unwrap();
     let again = claim_observations(&app, "w-b", Duration::from_secs(30)).await;
     assert_eq!(again.attempts, 1, "a released attempt is not counted");
 }
@@ -160,7 +270,9 @@ async fn an_expired_lease_with_no_attempts_left_fails() {
         .unwrap();
     claim_observations(&app, "w-dead", Duration::from_millis(1)).await;
     tokio::time::sleep(Duration::from_millis(20)).await;
-    let rescued = state_machine::rescue_expired(&app.pool, "rescuer", Duration::ZERO, 10).await.unwrap();
+    let rescued = state_machine::rescue_expired(&app.pool, "rescuer", Duration::ZERO, 10)
+        .await
+        .unwrap();
     assert_eq!(rescued[0].status, "failed");
     let error: String = sqlx::query_scalar("SELECT last_error FROM generation_jobs WHERE id = $1")
         .bind(rescued[0].id)
@@ -180,8 +292,15 @@ async fn the_schema_refuses_impossible_states() {
         "UPDATE generation_jobs SET status = 'running' WHERE project_id = $1",
         "UPDATE generation_jobs SET attempts = max_attempts + 1 WHERE project_id = $1",
     ] {
-        let err = sqlx::query(sql).bind(app.project_id).execute(&app.pool).await.unwrap_err();
-        let code = err.as_database_error().and_then(|e| e.code()).map(|c| c.to_string());
+        let err = sqlx::query(sql)
+            .bind(app.project_id)
+            .execute(&app.pool)
+            .await
+            .unwrap_err();
+        let code = err
+            .as_database_error()
+            .and_then(|e| e.code())
+            .map(|c| c.to_string());
         assert_eq!(code.as_deref(), Some("23514"), "{sql}: {err}");
     }
 }
@@ -199,7 +318,9 @@ async fn a_queued_job_with_no_attempts_left_fails_instead_of_waiting_forever() {
         .await
         .unwrap();
     assert!(claimed.is_empty(), "an exhausted job is never claimed");
-    let failed = state_machine::fail_exhausted(&app.pool, "sweeper", 10).await.unwrap();
+    let failed = state_machine::fail_exhausted(&app.pool, "sweeper", 10)
+        .await
+        .unwrap();
     assert_eq!(failed.len(), 2);
     let log = transitions(&app, failed[0]).await;
     assert_eq!(log, [(Some("queued".into()), "failed".into(), "sweeper".into())]);

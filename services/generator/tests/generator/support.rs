@@ -85,7 +85,10 @@ impl Process {
             if let Some(status) = self.0.try_wait().unwrap() {
                 return status;
             }
-            assert!(Instant::now() < deadline, "generator did not exit within {within:?}");
+            assert!(
+                Instant::now() < deadline,
+                "generator did not exit within {within:?}"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
@@ -114,7 +117,10 @@ pub async fn wait_count(pool: &PgPool, sql: &str, want: i64, within: Duration) {
         if n == want {
             return;
         }
-        assert!(Instant::now() < deadline, "`{sql}` is {n}, wanted {want} within {within:?}");
+        assert!(
+            Instant::now() < deadline,
+            "`{sql}` is {n}, wanted {want} within {within:?}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -124,23 +130,43 @@ pub async fn wait_count(pool: &PgPool, sql: &str, want: i64, within: Duration) {
 pub async fn post_turn(app: &TestApp, session: &str, prompt: &str) {
     let events = [
         cc(session, "UserPromptSubmit", json!({ "prompt": prompt })),
-        cc(session, "PostToolUse", json!({
+        cc(
+            session,
+            "PostToolUse",
+            json!({
             "tool_name": "Read", "tool_use_id": Uuid::new_v4().to_string(),
             "tool_input": { "file_path": "src/parser.rs" },
-            "tool_response": { "content": "fn parse() {}" } })),
-        cc(session, "PostToolUseFailure", json!({
+            "tool_response": { "content": "fn parse() {}" } }),
+        ),
+        cc(
+            session,
+            "PostToolUseFailure",
+            json!({
             "tool_name": "Bash", "tool_use_id": Uuid::new_v4().to_string(),
             "tool_input": { "command": "cargo test" },
-            "error": "test parser::empty ... FAILED: index out of bounds" })),
-        cc(session, "PostToolUse", json!({
+            "error": "test parser::empty ... FAILED: index out of bounds" }),
+        ),
+        cc(
+            session,
+            "PostToolUse",
+            json!({
             "tool_name": "Edit", "tool_use_id": Uuid::new_v4().to_string(),
             "tool_input": { "file_path": "src/parser.rs", "old_string": "a", "new_string": "b" },
-            "tool_response": { "ok": true } })),
-        cc(session, "PostToolUse", json!({
+            "tool_response": { "ok": true } }),
+        ),
+        cc(
+            session,
+            "PostToolUse",
+            json!({
             "tool_name": "Bash", "tool_use_id": Uuid::new_v4().to_string(),
             "tool_input": { "command": "cargo test" },
-            "tool_response": { "stdout": "test result: ok. 12 passed", "stderr": "" } })),
-        cc(session, "Stop", json!({ "last_assistant_message": "Fixed the empty-input panic in the parser." })),
+            "tool_response": { "stdout": "test result: ok. 12 passed", "stderr": "" } }),
+        ),
+        cc(
+            session,
+            "Stop",
+            json!({ "last_assistant_message": "Fixed the empty-input panic in the parser." }),
+        ),
     ];
     for body in events {
         let (status, res) = app.hook(body).await;
@@ -150,8 +176,11 @@ pub async fn post_turn(app: &TestApp, session: &str, prompt: &str) {
 
 /// Counts rows of `table` for the app's project.
 pub async fn rows(app: &TestApp, table: &str) -> i64 {
-    app.count(&format!("SELECT count(*) FROM {table} WHERE project_id = '{}'", app.project_id))
-        .await
+    app.count(&format!(
+        "SELECT count(*) FROM {table} WHERE project_id = '{}'",
+        app.project_id
+    ))
+    .await
 }
 
 pub const MINUTE: Duration = Duration::from_secs(60);
