@@ -11,3 +11,4 @@ pub mod redis_conn;
 pub mod telemetry;
 pub mod tenancy;
 pub mod time;
+pub mod tokens;

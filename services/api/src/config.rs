@@ -24,6 +24,8 @@ pub struct ApiConfig {
     pub bootstrap: bool,
     /// Health reports `degraded` once a due job has waited this long.
     pub queue_age_degraded: Duration,
+    /// UserPromptSubmit answers without related memories rather than wait longer than this.
+    pub prompt_context_deadline: Duration,
 }
 
 #[derive(Clone, Debug)]
@@ -89,6 +91,7 @@ impl ApiConfig {
             },
             bootstrap: parsed(env, "CAIRN_BOOTSTRAP", true)?,
             queue_age_degraded: millis(env, "CAIRN_QUEUE_AGE_DEGRADED_MS", 600_000)?,
+            prompt_context_deadline: millis(env, "CAIRN_PROMPT_CONTEXT_DEADLINE_MS", 150)?,
         })
     }
 }

@@ -1,16 +1,22 @@
 //! generator_throughput: how many jobs per second the generator moves from
 //! claim to completed when the provider costs nothing.
 //!
-//! For each count of generator processes (`--procs`, default 1 and 2): a
-//! fresh database (`cairn_testkit::spawn_app`, migrations and bootstrap
-//! project), `--jobs` due observation jobs from `seed_jobs` (one Edit event
-//! each, all in one session), `ANALYZE`, then that many release
-//! `cairn-generator` processes (found beside this executable) with the
-//! offline `heuristic` provider, `--workers` workers each and a 250 ms sweep.
-//! When every job is completed the figures come from the rows themselves:
-//! jobs/s = jobs / (max(completed_at) - min(started_at)), and the per-job
-//! claim → complete time (completed_at - started_at) at p50 and p99.
-//! `completed_at` is `now()` of the completion transaction, i.e. its start.
+//! For each count of generator processes (`--procs`, default 1 and 2):
+//! 1. a fresh database (`cairn_testkit::spawn_app`: migrations, bootstrap
+//!    project, an idle API);
+//! 2. `--jobs` due observation jobs from `seed_jobs`, one Edit event each, all
+//!    in one session (`--sessions N` moves them round-robin onto N sessions);
+//! 3. their `next_attempt_at` spread 1 ms apart, as jobs made due one at a
+//!    time are (`--tied-due` keeps seed_jobs' single timestamp: the claim
+//!    orders by next_attempt_at, id, the index has next_attempt_at only, so
+//!    every claim then sorts the whole backlog), and `VACUUM ANALYZE`;
+//! 4. that many release `cairn-generator` processes (found beside this
+//!    executable): the offline `heuristic` provider, `--workers` workers
+//!    each, a 250 ms sweep;
+//! 5. when every job is completed, figures from the rows themselves:
+//!    jobs/s = jobs / (max(completed_at) - min(started_at)), and the per-job
+//!    claim → complete time (completed_at - started_at) at p50 and p99.
+//!    `completed_at` is `now()` of the completion transaction, i.e. its start.
 //!
 //! `--prepare-pgbench-db` instead makes a fresh database for
 //! `bench/pgbench_claim_complete.sql` and prints `<url> <team_id> <project_id>`;
@@ -37,6 +43,12 @@ struct Args {
     /// Generator process counts to measure, each on a fresh database.
     #[arg(long, value_delimiter = ',', default_value = "1,2")]
     procs: Vec<usize>,
+    /// Spread the seeded jobs over this many sessions (seed_jobs makes one).
+    #[arg(long, default_value_t = 1)]
+    sessions: i32,
+    /// Keep seed_jobs' one shared next_attempt_at instead of spreading it.
+    #[arg(long)]
+    tied_due: bool,
     /// Give up on a run after this many seconds.
     #[arg(long, default_value_t = 600)]
     timeout_secs: u64,
@@ -74,7 +86,20 @@ async fn main() -> anyhow::Result<()> {
 async fn run(args: &Args, procs: usize) -> anyhow::Result<()> {
     let app = spawn_app().await;
     seed_jobs(&app.pool, app.team_id, app.project_id, args.jobs).await;
-    sqlx::query("ANALYZE generation_jobs").execute(&app.pool).await?;
+    if args.sessions > 1 {
+        spread_sessions(&app, args.sessions).await?;
+    }
+    if !args.tied_due {
+        sqlx::query(
+            "UPDATE generation_jobs SET next_attempt_at = now() - ($1 - prompt_number) * interval '1 ms'",
+        )
+        .bind(args.jobs as i32)
+        .execute(&app.pool)
+        .await?;
+    }
+    sqlx::raw_sql("VACUUM ANALYZE generation_jobs")
+        .execute(&app.pool)
+        .await?;
 
     let binary = std::env::current_exe()?.with_file_name("cairn-generator");
     let generators = Generators(
@@ -118,15 +143,44 @@ async fn run(args: &Args, procs: usize) -> anyhow::Result<()> {
         .fetch_one(&app.pool)
         .await?;
     println!(
-        "generator_throughput procs={procs} workers={} jobs={} completed={completed} failed={failed} \
+        "generator_throughput procs={procs} workers={} jobs={} sessions={} tied_due={} completed={completed} failed={failed} \
          observations={observations} seconds={seconds:.3} jobs_per_s={:.0} p50_ms={:.1} p99_ms={:.1}",
         args.workers,
         args.jobs,
+        args.sessions,
+        args.tied_due,
         completed as f64 / seconds,
         p50 * 1000.0,
         p99 * 1000.0,
     );
     drop_database(&app.pool, &app.database_url).await
+}
+
+/// Moves the seeded jobs and their events round-robin onto `n` new sessions.
+async fn spread_sessions(app: &TestApp, n: i32) -> sqlx::Result<()> {
+    let mut tx = app.pool.begin().await?;
+    sqlx::query(
+        "INSERT INTO sessions (id, team_id, project_id, agent, external_session_id, prompt_counter)
+         SELECT gen_random_uuid(), $1, $2, 'claude-code', 'bench-' || g, 0 FROM generate_series(0, $3 - 1) g",
+    )
+    .bind(app.team_id)
+    .bind(app.project_id)
+    .bind(n)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query(
+        "UPDATE generation_jobs j SET session_id = s.id FROM sessions s
+         WHERE s.external_session_id = 'bench-' || (j.prompt_number % $1)",
+    )
+    .bind(n)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query(
+        "UPDATE agent_events e SET session_id = j.session_id FROM generation_jobs j WHERE e.job_id = j.id",
+    )
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await
 }
 
 fn spawn_generator(binary: &std::path::Path, app: &TestApp, workers: usize) -> anyhow::Result<Child> {

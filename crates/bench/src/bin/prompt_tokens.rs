@@ -301,7 +301,7 @@ fn session_turn(index: usize) -> Vec<EventRecord> {
         let event = match tool {
             'G' => glob(
                 &id,
-                if index % 2 == 0 {
+                if index.is_multiple_of(2) {
                     "crates/**/*.rs"
                 } else {
                     "services/**/*.rs"
@@ -610,7 +610,7 @@ fn source(path: &str, bytes: usize) -> String {
     let mut i = module.len();
     while out.len() < bytes {
         let (verb, noun) = (VERBS[i % VERBS.len()], NOUNS[(i * 7) % NOUNS.len()]);
-        if i % 3 == 0 {
+        if i.is_multiple_of(3) {
             out.push_str(&format!(
                 "#[derive(Clone, Debug, Serialize, Deserialize)]\npub struct {}{} {{\n    pub id: u64,\n    \
                  pub name: String,\n    pub limit: usize,\n    pub tags: Vec<String>,\n}}\n\n",

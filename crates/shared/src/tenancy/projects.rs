@@ -11,12 +11,16 @@ pub struct Project {
     pub slug: String,
     pub name: String,
     pub settings: serde_json::Value,
+    pub context_budget_tokens: i32,
+    pub prompt_context: bool,
+    pub prompt_context_budget_tokens: i32,
     pub created_at: DateTime<Utc>,
 }
 
 macro_rules! project_columns {
     () => {
-        "id, team_id, slug, name, settings, created_at"
+        "id, team_id, slug, name, settings, context_budget_tokens, prompt_context, prompt_context_budget_tokens,
+         created_at"
     };
 }
 
@@ -80,4 +84,36 @@ pub async fn find_project(
             .await
         }
     }
+}
+
+/// What memory a project gives back; `None` leaves a setting as it is.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MemorySettings {
+    pub context_budget_tokens: Option<i32>,
+    pub prompt_context: Option<bool>,
+    pub prompt_context_budget_tokens: Option<i32>,
+}
+
+/// Changes a project's memory settings; `None` when the team has no such project.
+/// Out-of-range budgets are refused by the schema (23514).
+pub async fn update_memory_settings(
+    db: impl PgExecutor<'_>,
+    team_id: Uuid,
+    project_id: Uuid,
+    s: MemorySettings,
+) -> sqlx::Result<Option<Project>> {
+    sqlx::query_as(concat!(
+        "UPDATE projects SET context_budget_tokens = coalesce($3, context_budget_tokens),
+             prompt_context = coalesce($4, prompt_context),
+             prompt_context_budget_tokens = coalesce($5, prompt_context_budget_tokens)
+         WHERE team_id = $1 AND id = $2 RETURNING ",
+        project_columns!()
+    ))
+    .bind(team_id)
+    .bind(project_id)
+    .bind(s.context_budget_tokens)
+    .bind(s.prompt_context)
+    .bind(s.prompt_context_budget_tokens)
+    .fetch_optional(db)
+    .await
 }

@@ -1,61 +1,89 @@
-//! The context given back to agents at SessionStart: the project's recent
-//! summaries and observations as markdown, or a one-line note when there is
-//! no memory yet.
+//! The context builder: what a project's memory gives back. For a project
+//! (and optionally a query) it gathers the newest summaries, the recent
+//! observations and the most relevant few (`gather`), fits them to the
+//! project's token budget (`select`), and renders markdown for agents
+//! (`markdown`) or JSON for API clients (`dto`). `prompt` is the small,
+//! deadline-bound variant answered on UserPromptSubmit.
 
-use std::fmt::Write;
+pub mod dto;
+pub mod gather;
+pub mod markdown;
+pub mod prompt;
+pub mod select;
 
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::store::observations;
+pub use markdown::{CLOSE_TAG, OPEN_TAG};
+use select::Selection;
 
-/// Opening tag of injected context; the privacy filter strips it on ingest,
-/// so memory given back never echoes into storage.
-pub const OPEN_TAG: &str = "<cairn-context>";
-pub const CLOSE_TAG: &str = "</cairn-context>";
+use crate::error::{ApiError, ApiResult};
 
-pub async fn session_start_context(pool: &PgPool, project_id: Uuid) -> sqlx::Result<String> {
-    let summaries = observations::recent_summaries(pool, project_id, 5).await?;
-    let observations = observations::recent(pool, project_id, 15).await?;
-    let mut out = String::new();
-    let _ = writeln!(out, "{OPEN_TAG}");
-    if summaries.is_empty() && observations.is_empty() {
-        let _ = writeln!(
-            out,
-            "Cairn: no memory for this project yet; it will build up as you work."
-        );
-    } else {
-        let _ = writeln!(out, "# Project memory (Cairn)");
-        if !summaries.is_empty() {
-            let _ = writeln!(out, "\n## Recent work");
-            for s in &summaries {
-                let when = s.created_at.format("%Y-%m-%d %H:%M");
-                let _ = writeln!(
-                    out,
-                    "- {when} ({}): {} — {}",
-                    s.scope,
-                    one_line(&s.request),
-                    one_line(&s.completed)
-                );
-            }
-        }
-        if !observations.is_empty() {
-            let _ = writeln!(out, "\n## Recent observations");
-            for o in &observations {
-                let when = o.created_at.format("%Y-%m-%d %H:%M");
-                let _ = writeln!(out, "- [{}] {when} {}: {}", o.id, o.kind, one_line(&o.title));
-            }
-        }
-    }
-    let _ = write!(out, "{CLOSE_TAG}");
-    Ok(out)
+/// Budgets a caller may ask for, in tokens (the project setting has the same bounds).
+pub const MIN_BUDGET: usize = 200;
+pub const MAX_BUDGET: usize = 50_000;
+/// A resumed session already holds its context: a short reminder is enough.
+const RESUME_BUDGET: usize = 400;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Summaries, the most relevant observations in full, and the index.
+    Full,
+    /// The newest summaries and index lines only, in a small budget.
+    Minimal,
 }
 
-fn one_line(s: &str) -> String {
-    let line = s.lines().next().unwrap_or("").trim();
-    if line.chars().count() > 200 {
-        line.chars().take(200).collect::<String>() + "…"
-    } else {
-        line.to_string()
+impl Mode {
+    /// By SessionStart `source`: `resume` continues a conversation that still
+    /// holds what it was given; `startup`, `clear` and `compact` start (or
+    /// restart) with an empty context, so they get it all.
+    pub fn for_source(source: Option<&str>) -> Self {
+        match source {
+            Some("resume") => Mode::Minimal,
+            _ => Mode::Full,
+        }
     }
 }
+
+#[derive(Clone, Debug)]
+pub struct ContextRequest<'a> {
+    pub project_id: Uuid,
+    pub query: Option<&'a str>,
+    /// Overrides the project's budget, clamped to `MIN_BUDGET..=MAX_BUDGET`.
+    pub budget_tokens: Option<usize>,
+    pub mode: Mode,
+}
+
+#[derive(Clone, Debug)]
+pub struct Built {
+    pub project_id: Uuid,
+    pub budget_tokens: usize,
+    pub selection: Selection,
+}
+
+pub async fn build(pool: &PgPool, request: &ContextRequest<'_>) -> ApiResult<Built> {
+    let settings = gather::settings(pool, request.project_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("project_not_found", "no such project"))?;
+    let mut budget = request
+        .budget_tokens
+        .unwrap_or(settings.context_budget_tokens as usize)
+        .clamp(MIN_BUDGET, MAX_BUDGET);
+    let max_details = match request.mode {
+        Mode::Full => gather::DETAILED as usize,
+        Mode::Minimal => {
+            budget = budget.min(RESUME_BUDGET);
+            0
+        }
+    };
+    let query = request.query.map(str::trim).filter(|q| !q.is_empty());
+    let candidates = gather::candidates(pool, request.project_id, query).await?;
+    Ok(Built {
+        project_id: request.project_id,
+        budget_tokens: budget,
+        selection: select::select(&settings.name, &candidates, budget, max_details),
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -36,6 +36,11 @@ pub struct ProjectDto {
     pub slug: String,
     pub name: String,
     pub settings: serde_json::Value,
+    /// The SessionStart context is fitted to this many tokens.
+    pub context_budget_tokens: i32,
+    /// UserPromptSubmit answers with related memories (opt-in).
+    pub prompt_context: bool,
+    pub prompt_context_budget_tokens: i32,
     pub created_at_epoch: i64,
 }
 
@@ -47,6 +52,9 @@ impl From<Project> for ProjectDto {
             slug: p.slug,
             name: p.name,
             settings: p.settings,
+            context_budget_tokens: p.context_budget_tokens,
+            prompt_context: p.prompt_context,
+            prompt_context_budget_tokens: p.prompt_context_budget_tokens,
             created_at_epoch: to_epoch_ms(p.created_at),
         }
     }

@@ -8,7 +8,7 @@ use utoipa::IntoParams;
 
 use crate::{
     auth::Auth,
-    context,
+    context::{self, ContextRequest, Mode},
     error::{ApiError, ApiResult},
     extract::{Json, Path, Query, RawBody},
     ingest::{self, claude_code},
@@ -62,10 +62,30 @@ pub async fn post_hook(
     let event = claude_code::parse(&body, idempotency)?;
     let project = auth.project(&state, query.project.as_deref()).await?;
     let hook = event.event_type.clone();
-    ingest::ingest_one(&state, project, event).await?;
     let context = match hook.as_str() {
-        "SessionStart" => Some(context::session_start_context(&state.pool, project.id).await?),
-        _ => None,
+        "SessionStart" => {
+            let source = event.payload.get("source").and_then(|s| s.as_str()).map(str::to_string);
+            ingest::ingest_one(&state, project, event).await?;
+            let request = ContextRequest {
+                project_id: project.id,
+                query: None,
+                budget_tokens: None,
+                mode: Mode::for_source(source.as_deref()),
+            };
+            Some(context::build(&state.pool, &request).await?.selection.markdown)
+        }
+        // Related memories are looked up while the event is stored, within their deadline.
+        "UserPromptSubmit" => {
+            let (prompt, _) = state.privacy.filter_text(event.prompt.as_deref().unwrap_or_default());
+            let related = context::prompt::related(&state.pool, project.id, &prompt, state.config.prompt_context_deadline);
+            let (stored, related) = tokio::join!(ingest::ingest_one(&state, project, event), related);
+            stored?;
+            related
+        }
+        _ => {
+            ingest::ingest_one(&state, project, event).await?;
+            None
+        }
     };
     Ok(Json(claude_code::answer(&hook, context)))
 }

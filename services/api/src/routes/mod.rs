@@ -2,6 +2,7 @@
 //! cannot drift from the handlers.
 
 pub mod admin;
+pub mod context;
 pub mod events;
 pub mod health;
 pub mod hooks;
@@ -25,6 +26,7 @@ use crate::state::AppState;
     tags(
         (name = "ingest", description = "Agents' native hooks"),
         (name = "sessions"), (name = "events"), (name = "jobs"), (name = "memories"),
+        (name = "memory", description = "Memory given back: context, search, timeline"),
         (name = "projects"), (name = "admin", description = "Teams, projects, tokens, audit log"),
         (name = "health"),
     )
@@ -60,12 +62,15 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(jobs::cancel_job))
         .routes(routes!(memories::create_memory))
         .routes(routes!(memories::delete_memory))
+        .routes(routes!(context::post_context))
+        .routes(routes!(context::get_project_context))
         .routes(routes!(projects::purge_project_memory))
         .routes(routes!(admin::teams::create_team, admin::teams::list_teams))
         .routes(routes!(
             admin::projects::create_project,
             admin::projects::list_projects
         ))
+        .routes(routes!(admin::projects::update_project))
         .routes(routes!(admin::tokens::mint_token, admin::tokens::list_tokens))
         .routes(routes!(admin::tokens::revoke_token))
         .routes(routes!(admin::audit_log::list_audit))

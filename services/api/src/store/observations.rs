@@ -146,3 +146,19 @@ pub async fn recent_summaries(
     .fetch_all(db)
     .await
 }
+
+/// The project's observations with these ids, in the order asked; unknown ids are skipped.
+pub async fn by_ids(db: impl PgExecutor<'_>, project_id: Uuid, ids: &[Uuid]) -> sqlx::Result<Vec<ObservationRow>> {
+    sqlx::query_as(
+        "SELECT o.id, o.team_id, o.project_id, o.session_id, o.origin, o.kind, o.title, o.subtitle, o.facts,
+                o.narrative, o.concepts, o.files_read, o.files_modified, o.content, o.metadata, o.provider,
+                o.model, o.prompt_number, o.created_at, o.updated_at
+         FROM unnest($2::uuid[]) WITH ORDINALITY AS asked(id, position)
+         JOIN observations o ON o.id = asked.id AND o.project_id = $1
+         ORDER BY asked.position",
+    )
+    .bind(project_id)
+    .bind(ids)
+    .fetch_all(db)
+    .await
+}

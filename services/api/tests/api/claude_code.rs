@@ -19,7 +19,7 @@ async fn a_native_session_makes_one_session_seven_events_and_the_designed_jobs()
     assert_eq!(status, 200);
     let ctx = start["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     assert_eq!(start["hookSpecificOutput"]["hookEventName"], "SessionStart");
-    assert!(ctx.contains("no memory for this project yet"), "{ctx}");
+    assert!(ctx.contains("No memory for this project yet"), "{ctx}");
 
     let (status, ans) = app
         .hook(cc(

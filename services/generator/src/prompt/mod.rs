@@ -74,7 +74,7 @@ pub fn build(material: &Material, budget: &Budget) -> Prompt {
 /// A rough token count for benchmarks and usage estimates: characters / 4,
 /// rounded up.
 pub fn estimate_tokens(text: &str) -> usize {
-    text.chars().count().div_ceil(4)
+    cairn_shared::tokens::estimate(text)
 }
 
 /// The first lines of every user part: job kind, project, agent, cwd, turn.

@@ -28,6 +28,11 @@ pub async fn work(
                 target = ClaimTarget::AnyDue(1);
                 continue;
             }
+            // The named job was taken or is not due: look for any other before idling.
+            Ok(_) if matches!(target, ClaimTarget::Job(_)) => {
+                target = ClaimTarget::AnyDue(1);
+                continue;
+            }
             Ok(_) => {}
             Err(e) => {
                 tracing::warn!(error = %e, "claim failed; retrying shortly");

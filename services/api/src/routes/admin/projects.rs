@@ -1,4 +1,4 @@
-//! Create and list a team's projects.
+//! Create and list a team's projects, and set what memory each gives back.
 
 use axum::{extract::State, http::StatusCode};
 use cairn_shared::{
@@ -13,7 +13,7 @@ use crate::{
     auth::Auth,
     dto::ProjectDto,
     error::{ApiError, ApiResult},
-    extract::{Json, Query},
+    extract::{Json, Path, Query},
     state::AppState,
 };
 
@@ -122,5 +122,66 @@ pub async fn list_projects(
         .filter(|p| auth.can_see(p.team_id, p.id) || team_id != auth.team_id);
     Ok(Json(ProjectList {
         projects: visible.map(Into::into).collect(),
+    }))
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectSettingsInput {
+    /// 200..=50000 tokens for the SessionStart context.
+    pub context_budget_tokens: Option<i32>,
+    /// Answer UserPromptSubmit with the memories most related to the prompt.
+    pub prompt_context: Option<bool>,
+    /// 50..=5000 tokens for those memories.
+    pub prompt_context_budget_tokens: Option<i32>,
+}
+
+/// Set a project's memory settings (admin; audited).
+#[utoipa::path(patch, path = "/v1/admin/projects/{id}", tag = "admin", request_body = ProjectSettingsInput,
+    params(("id" = String, Path, description = "Project id or slug")),
+    responses((status = 200, body = ProjectResponse), (status = 404, body = crate::error::ErrorBody),
+              (status = 422, body = crate::error::ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn update_project(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+    Json(body): Json<ProjectSettingsInput>,
+) -> ApiResult<Json<ProjectResponse>> {
+    auth.require(cairn_shared::auth::Scope::Admin)?;
+    let project = auth.project(&state, Some(&id)).await?;
+    let in_range = |v: Option<i32>, lo: i32, hi: i32| v.is_none_or(|v| (lo..=hi).contains(&v));
+    if !in_range(body.context_budget_tokens, 200, 50_000) || !in_range(body.prompt_context_budget_tokens, 50, 5_000) {
+        return Err(ApiError::unprocessable(
+            "invalid_field",
+            "`contextBudgetTokens` is 200..=50000 and `promptContextBudgetTokens` 50..=5000",
+        ));
+    }
+    let settings = projects::MemorySettings {
+        context_budget_tokens: body.context_budget_tokens,
+        prompt_context: body.prompt_context,
+        prompt_context_budget_tokens: body.prompt_context_budget_tokens,
+    };
+    let mut tx = state.pool.begin().await?;
+    let updated = projects::update_memory_settings(&mut *tx, project.team_id, project.id, settings)
+        .await?
+        .ok_or_else(|| ApiError::not_found("project_not_found", "no such project"))?;
+    super::record(
+        &mut *tx,
+        &auth,
+        project.team_id,
+        "project.update",
+        "project",
+        project.id,
+        serde_json::json!({
+            "contextBudgetTokens": updated.context_budget_tokens,
+            "promptContext": updated.prompt_context,
+            "promptContextBudgetTokens": updated.prompt_context_budget_tokens,
+        }),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(Json(ProjectResponse {
+        project: updated.into(),
     }))
 }

@@ -1,0 +1,150 @@
+//! What a context is made from, read from Postgres: the project's settings,
+//! its newest summaries and observations, and (with a query) the
+//! observations that match it best. Every query is bounded to one project.
+
+use chrono::{DateTime, Utc};
+use sqlx::{PgPool, prelude::FromRow};
+use uuid::Uuid;
+
+/// Newest summaries considered.
+const SUMMARIES: i64 = 8;
+/// Newest observations considered for the index.
+const RECENT: i64 = 80;
+/// Observations shown in full.
+pub const DETAILED: i64 = 3;
+/// Observations counted for the footer, at most.
+pub const COUNT_CAP: i64 = 1000;
+
+#[derive(Clone, Debug, FromRow)]
+pub struct ProjectSettings {
+    pub name: String,
+    pub context_budget_tokens: i32,
+    pub prompt_context: bool,
+    pub prompt_context_budget_tokens: i32,
+}
+
+#[derive(Clone, Debug, FromRow)]
+pub struct SummaryItem {
+    pub id: Uuid,
+    pub session_id: Uuid,
+    pub scope: String,
+    pub request: String,
+    pub learned: String,
+    pub completed: String,
+    pub next_steps: String,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Clone, Debug, FromRow)]
+pub struct ObservationItem {
+    pub id: Uuid,
+    pub kind: String,
+    pub title: String,
+    pub subtitle: String,
+    pub facts: Vec<String>,
+    pub narrative: String,
+    pub files_read: Vec<String>,
+    pub files_modified: Vec<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// The candidates, newest first.
+#[derive(Clone, Debug, Default)]
+pub struct Candidates {
+    pub summaries: Vec<SummaryItem>,
+    pub recent: Vec<ObservationItem>,
+    /// Shown in full, best first: the query's best matches, or the newest.
+    pub relevant: Vec<ObservationItem>,
+    /// Observations in the project, counted up to `COUNT_CAP`.
+    pub total_observations: i64,
+}
+
+pub async fn settings(pool: &PgPool, project_id: Uuid) -> sqlx::Result<Option<ProjectSettings>> {
+    sqlx::query_as(
+        "SELECT name, context_budget_tokens, prompt_context, prompt_context_budget_tokens
+         FROM projects WHERE id = $1",
+    )
+    .bind(project_id)
+    .fetch_optional(pool)
+    .await
+}
+
+const OBSERVATION_COLUMNS: &str =
+    "id, kind, title, subtitle, facts, narrative, files_read, files_modified, created_at";
+
+pub async fn candidates(pool: &PgPool, project_id: Uuid, query: Option<&str>) -> sqlx::Result<Candidates> {
+    let summaries = sqlx::query_as(
+        "SELECT id, session_id, scope, request, learned, completed, next_steps, created_at
+         FROM summaries WHERE project_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2",
+    )
+    .bind(project_id)
+    .bind(SUMMARIES)
+    .fetch_all(pool);
+    let recent = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE project_id = $1
+         ORDER BY created_at DESC, id DESC LIMIT $2"
+    )))
+    .bind(project_id)
+    .bind(RECENT)
+    .fetch_all(pool);
+    // Counted up to a cap: the footer says "1000+" rather than scan a large project.
+    let total = sqlx::query_scalar(
+        "SELECT count(*) FROM (SELECT 1 FROM observations WHERE project_id = $1 LIMIT $2) capped",
+    )
+    .bind(project_id)
+    .bind(COUNT_CAP)
+    .fetch_one(pool);
+    let (summaries, recent, total_observations): (Vec<SummaryItem>, Vec<ObservationItem>, i64) =
+        tokio::try_join!(summaries, recent, total)?;
+    let relevant = match query.map(any_word_query).filter(|q| !q.is_empty()) {
+        Some(q) => matching(pool, project_id, &q).await?,
+        None => recent.iter().take(DETAILED as usize).cloned().collect(),
+    };
+    Ok(Candidates {
+        summaries,
+        recent,
+        relevant,
+        total_observations,
+    })
+}
+
+/// The best matches of any of the query's words, weighted title > facts > narrative, newer first on ties.
+pub async fn matching(pool: &PgPool, project_id: Uuid, or_query: &str) -> sqlx::Result<Vec<ObservationItem>> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {OBSERVATION_COLUMNS} FROM observations
+         WHERE project_id = $1 AND search @@ to_tsquery('english', $2)
+         ORDER BY ts_rank(search, to_tsquery('english', $2)) DESC, created_at DESC LIMIT $3"
+    )))
+    .bind(project_id)
+    .bind(or_query)
+    .bind(DETAILED)
+    .fetch_all(pool)
+    .await
+}
+
+/// A prompt's words as an OR tsquery (`parser | panic | empty`): a prompt is
+/// a sentence, not a search expression, so any word may match. Only letters,
+/// digits and `_` survive, so the result is always valid tsquery syntax.
+pub fn any_word_query(text: &str) -> String {
+    let mut words: Vec<String> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| w.chars().count() >= 3)
+        .map(str::to_lowercase)
+        .collect();
+    words.sort();
+    words.dedup();
+    words.truncate(24);
+    words.join(" | ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::any_word_query;
+
+    #[test]
+    fn prompts_become_safe_or_queries() {
+        assert_eq!(any_word_query("Fix the parser's panic: empty input!"), "empty | fix | input | panic | parser | the");
+        assert_eq!(any_word_query("a & b | !c <-> (d)"), "");
+        assert_eq!(any_word_query("'; DROP TABLE x; --"), "drop | table");
+    }
+}

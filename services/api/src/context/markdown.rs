@@ -1,0 +1,112 @@
+//! The pieces of the agents' markdown. `select` prices each piece by its
+//! length before taking it, so what is priced is exactly what is rendered.
+
+use chrono::{DateTime, Utc};
+
+use super::gather::{ObservationItem, SummaryItem};
+
+/// Opening tag of injected context; the privacy filter strips it on ingest,
+/// so memory given back never echoes into storage.
+pub const OPEN_TAG: &str = "<cairn-context>\n";
+pub const CLOSE_TAG: &str = "</cairn-context>";
+
+pub fn header(project: &str) -> String {
+    format!("# Project memory: {} (Cairn)\n", one_line(project, 80))
+}
+
+pub fn empty_note() -> &'static str {
+    "No memory for this project yet; it builds up as you work.\n"
+}
+
+pub fn section(title: &str) -> String {
+    format!("\n## {title}\n")
+}
+
+/// One summary as one line, cut to `max_chars` characters.
+pub fn summary_line(s: &SummaryItem, max_chars: usize) -> String {
+    let mut line = format!("- {} {}: {}", when(s.created_at), s.scope, one_line(&s.request, 160));
+    for (label, text) in [("done", &s.completed), ("learned", &s.learned), ("next", &s.next_steps)] {
+        if !text.trim().is_empty() {
+            line.push_str(&format!("; {label}: {}", one_line(text, 200)));
+        }
+    }
+    cut(&line, max_chars.saturating_sub(1)) + "\n"
+}
+
+pub fn day(at: DateTime<Utc>) -> String {
+    format!("### {}\n", at.format("%Y-%m-%d"))
+}
+
+/// `- 14:05 bugfix Parser panicked on empty input (~120 tokens) `id``
+pub fn index_line(o: &ObservationItem) -> String {
+    format!(
+        "- {} {} {} (~{} tokens) `{}`\n",
+        o.created_at.format("%H:%M"),
+        o.kind,
+        one_line(&o.title, 120),
+        detail_tokens(o),
+        o.id
+    )
+}
+
+/// The full detail of one observation, cut to `max_chars` characters.
+pub fn detail(o: &ObservationItem, max_chars: usize) -> String {
+    let mut out = format!("### {} ({}, {}, `{}`)\n", one_line(&o.title, 160), o.kind, when(o.created_at), o.id);
+    if !o.subtitle.trim().is_empty() {
+        out.push_str(&format!("{}\n", one_line(&o.subtitle, 200)));
+    }
+    for fact in &o.facts {
+        out.push_str(&format!("- {}\n", one_line(fact, 300)));
+    }
+    if !o.narrative.trim().is_empty() {
+        out.push_str(o.narrative.trim());
+        out.push('\n');
+    }
+    let files: Vec<&str> = o.files_modified.iter().chain(&o.files_read).map(String::as_str).collect();
+    if !files.is_empty() {
+        out.push_str(&format!("Files: {}\n", files.join(", ")));
+    }
+    if out.chars().count() > max_chars {
+        cut(&out, max_chars.saturating_sub(2)) + "…\n"
+    } else {
+        out
+    }
+}
+
+/// How to get more, with the count of observations not shown.
+pub fn footer(omitted: i64, capped: bool) -> String {
+    let more = if capped { format!("{omitted}+") } else { omitted.to_string() };
+    format!(
+        "\n{more} more observations are not shown. Fetch any in full by id with the MCP tool \
+         `get_observations` (or GET /v1/observations?ids=…); find others with `search`.\n"
+    )
+}
+
+/// The tokens the full detail of an observation would take.
+pub fn detail_tokens(o: &ObservationItem) -> usize {
+    let chars = o.title.len()
+        + o.subtitle.len()
+        + o.narrative.len()
+        + o.facts.iter().map(|f| f.len() + 3).sum::<usize>()
+        + o.files_read.iter().chain(&o.files_modified).map(|f| f.len() + 2).sum::<usize>()
+        + 60;
+    cairn_shared::tokens::chars_to_tokens(chars)
+}
+
+fn when(at: DateTime<Utc>) -> String {
+    at.format("%Y-%m-%d %H:%M").to_string()
+}
+
+/// The first line, trimmed and cut to `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    if line.chars().count() > max {
+        cut(line, max.saturating_sub(1)) + "…"
+    } else {
+        line.to_string()
+    }
+}
+
+fn cut(text: &str, max_chars: usize) -> String {
+    text.chars().take(max_chars).collect()
+}

@@ -1,0 +1,63 @@
+//! Memories related to a prompt, answered on UserPromptSubmit when the
+//! project opts in: the best few matches of the prompt's words, in a small
+//! token budget, and only if they arrive within the latency budget — a late
+//! answer is worse than none.
+
+use std::time::Duration;
+
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use super::{gather, markdown};
+
+pub async fn related(pool: &PgPool, project_id: Uuid, prompt: &str, deadline: Duration) -> Option<String> {
+    match tokio::time::timeout(deadline, lookup(pool, project_id, prompt)).await {
+        Ok(Ok(found)) => found,
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "related memories failed; answering without them");
+            None
+        }
+        Err(_) => {
+            tracing::info!(?deadline, "related memories missed their deadline; answering without them");
+            None
+        }
+    }
+}
+
+async fn lookup(pool: &PgPool, project_id: Uuid, prompt: &str) -> sqlx::Result<Option<String>> {
+    let Some(settings) = gather::settings(pool, project_id).await? else {
+        return Ok(None);
+    };
+    if !settings.prompt_context {
+        return Ok(None);
+    }
+    let words = gather::any_word_query(prompt);
+    if words.is_empty() {
+        return Ok(None);
+    }
+    let matches = gather::matching(pool, project_id, &words).await?;
+    Ok(render(&matches, settings.prompt_context_budget_tokens as usize))
+}
+
+/// The matches, each cut so that the whole stays within `budget_tokens`.
+pub fn render(matches: &[gather::ObservationItem], budget_tokens: usize) -> Option<String> {
+    if matches.is_empty() {
+        return None;
+    }
+    let head = "# Related memory (Cairn)\n";
+    let frame = markdown::OPEN_TAG.len() + head.len() + markdown::CLOSE_TAG.len();
+    let mut left = (budget_tokens * 4).saturating_sub(frame);
+    let share = left / matches.len();
+    let mut out = format!("{}{head}", markdown::OPEN_TAG);
+    for o in matches {
+        let block = markdown::detail(o, share.min(left));
+        let price = block.chars().count();
+        if price > left || block.lines().count() < 1 {
+            break;
+        }
+        left -= price;
+        out.push_str(&block);
+    }
+    out.push_str(markdown::CLOSE_TAG);
+    Some(out)
+}

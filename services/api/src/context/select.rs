@@ -1,0 +1,150 @@
+//! Fits a context to its token budget. Pieces are taken in priority order —
+//! the newest summary (cut if it must be), the relevant observations in full,
+//! older summaries, then the index of recent observations, newest first —
+//! each only if its price (its rendered length) still fits. The budget is
+//! never a row count, and never exceeded.
+
+use std::collections::HashSet;
+
+use uuid::Uuid;
+
+use super::{
+    gather::{COUNT_CAP, Candidates, ObservationItem, SummaryItem},
+    markdown,
+};
+
+/// What made it in, in render order.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    pub summaries: Vec<SummaryItem>,
+    pub index: Vec<ObservationItem>,
+    pub details: Vec<ObservationItem>,
+    /// Observations of the project not shown (index or detail).
+    pub omitted: i64,
+    pub omitted_capped: bool,
+    pub markdown: String,
+}
+
+/// Characters left, in the budget's unit.
+struct Purse {
+    left: usize,
+}
+
+impl Purse {
+    fn take(&mut self, piece: &str) -> bool {
+        let price = piece.chars().count();
+        if price <= self.left {
+            self.left -= price;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// `max_details` caps the full-detail observations (a resume gets none).
+pub fn select(project: &str, c: &Candidates, budget_tokens: usize, max_details: usize) -> Selection {
+    let budget_chars = budget_tokens * 4;
+    let header = markdown::header(project);
+    // The footer is priced at its longest: every observation omitted.
+    let footer_reserve = markdown::footer(c.total_observations, true);
+    let mut purse = Purse {
+        left: budget_chars
+            .saturating_sub(markdown::OPEN_TAG.len() + markdown::CLOSE_TAG.len())
+            .saturating_sub(header.chars().count() + footer_reserve.chars().count()),
+    };
+    if c.summaries.is_empty() && c.recent.is_empty() {
+        let body = format!("{}{header}{}{}", markdown::OPEN_TAG, markdown::empty_note(), markdown::CLOSE_TAG);
+        return Selection {
+            markdown: body,
+            ..Selection::default()
+        };
+    }
+
+    let work = markdown::section("Recent work");
+    let mut summaries = Vec::new();
+    if let Some(newest) = c.summaries.first() {
+        // The newest summary always goes in, cut to what is left.
+        if purse.take(&work) {
+            let line = markdown::summary_line(newest, purse.left);
+            purse.take(&line);
+            summaries.push((newest.clone(), line));
+        }
+    }
+
+    let details_title = markdown::section("In detail");
+    let mut details = Vec::new();
+    let detail_cap = budget_chars / 4;
+    for o in c.relevant.iter().take(max_details) {
+        let title_cost = if details.is_empty() { details_title.chars().count() } else { 0 };
+        let block = markdown::detail(o, detail_cap.min(purse.left.saturating_sub(title_cost)));
+        if block.lines().count() < 2 || title_cost + block.chars().count() > purse.left {
+            break;
+        }
+        if details.is_empty() {
+            purse.take(&details_title);
+        }
+        purse.take(&block);
+        details.push((o.clone(), block));
+    }
+
+    for s in c.summaries.iter().skip(1) {
+        let line = markdown::summary_line(s, usize::MAX);
+        if !purse.take(&line) {
+            break;
+        }
+        summaries.push((s.clone(), line));
+    }
+
+    let shown: HashSet<Uuid> = details.iter().map(|(o, _)| o.id).collect();
+    let index_title = markdown::section("Recent observations");
+    let mut index: Vec<(ObservationItem, String)> = Vec::new();
+    let mut last_day = None;
+    for o in c.recent.iter().filter(|o| !shown.contains(&o.id)) {
+        let day = o.created_at.date_naive();
+        let mut piece = String::new();
+        if index.is_empty() {
+            piece.push_str(&index_title);
+        }
+        if last_day != Some(day) {
+            piece.push_str(&markdown::day(o.created_at));
+        }
+        piece.push_str(&markdown::index_line(o));
+        if !purse.take(&piece) {
+            break;
+        }
+        last_day = Some(day);
+        index.push((o.clone(), piece));
+    }
+
+    let omitted = (c.total_observations - (index.len() + details.len()) as i64).max(0);
+    let capped = c.total_observations >= COUNT_CAP;
+    let mut out = String::with_capacity(budget_chars);
+    out.push_str(markdown::OPEN_TAG);
+    out.push_str(&header);
+    if !summaries.is_empty() {
+        out.push_str(&work);
+    }
+    for (_, line) in &summaries {
+        out.push_str(line);
+    }
+    for (_, piece) in &index {
+        out.push_str(piece);
+    }
+    for (i, (_, block)) in details.iter().enumerate() {
+        if i == 0 {
+            out.push_str(&details_title);
+        }
+        out.push_str(block);
+    }
+    out.push_str(&markdown::footer(omitted, capped));
+    out.push_str(markdown::CLOSE_TAG);
+    Selection {
+        summaries: summaries.into_iter().map(|(s, _)| s).collect(),
+        index: index.into_iter().map(|(o, _)| o).collect(),
+        details: details.into_iter().map(|(o, _)| o).collect(),
+        omitted,
+        omitted_capped: capped,
+        markdown: out,
+    }
+}

@@ -1,0 +1,101 @@
+//! The budget is a hard limit at every corpus size, and the newest summary
+//! is always there.
+
+use chrono::{Duration, TimeZone, Utc};
+use proptest::{prelude::*, strategy::ValueTree};
+use uuid::Uuid;
+
+use super::{
+    gather::{Candidates, ObservationItem, SummaryItem},
+    select::select,
+};
+
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z ]{0,40}",
+        "[a-zA-Z0-9 .,:/_-]{0,400}",
+        "\\PC{0,200}",
+        "[a-z]{1,8}( [a-z]{1,8}){20,120}",
+    ]
+}
+
+fn observation(i: usize) -> impl Strategy<Value = ObservationItem> {
+    (text(), text(), prop::collection::vec(text(), 0..6), text(), prop::collection::vec("[a-z/]{1,40}", 0..5))
+        .prop_map(move |(title, subtitle, facts, narrative, files)| ObservationItem {
+            id: Uuid::from_u128(i as u128 + 1),
+            kind: "discovery".into(),
+            title,
+            subtitle,
+            facts,
+            narrative,
+            files_read: files.clone(),
+            files_modified: files,
+            // Newest first, a few per day.
+            created_at: Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap() - Duration::hours(7 * i as i64),
+        })
+}
+
+fn summary(i: usize) -> impl Strategy<Value = SummaryItem> {
+    (text(), text(), text(), text()).prop_map(move |(request, learned, completed, next_steps)| SummaryItem {
+        id: Uuid::from_u128(10_000 + i as u128),
+        session_id: Uuid::from_u128(1),
+        scope: "turn".into(),
+        request,
+        learned,
+        completed,
+        next_steps,
+        created_at: Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap() - Duration::hours(i as i64),
+    })
+}
+
+fn corpus() -> impl Strategy<Value = Candidates> {
+    (0usize..120, 0usize..10, 0i64..5000).prop_flat_map(|(n, m, extra)| {
+        let recent: Vec<_> = (0..n).map(observation).collect();
+        let summaries: Vec<_> = (0..m).map(summary).collect();
+        (recent, summaries).prop_map(move |(recent, summaries)| Candidates {
+            relevant: recent.iter().take(3).cloned().collect(),
+            total_observations: (recent.len() as i64 + extra).min(1000),
+            summaries,
+            recent,
+        })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_context_fits_its_budget_and_keeps_the_newest_summary(
+        c in corpus(),
+        budget in 200usize..4000,
+        details in 0usize..4,
+        project in "\\PC{1,200}",
+    ) {
+        let s = select(&project, &c, budget, details);
+        let tokens = cairn_shared::tokens::estimate(&s.markdown);
+        prop_assert!(tokens <= budget, "{tokens} tokens > budget {budget}");
+        prop_assert!(s.markdown.starts_with("<cairn-context>") && s.markdown.ends_with("</cairn-context>"));
+        if let Some(newest) = c.summaries.first() {
+            prop_assert_eq!(s.summaries.first().map(|x| x.id), Some(newest.id));
+        }
+        prop_assert!(s.details.len() <= details);
+        for o in s.index.iter().chain(&s.details) {
+            prop_assert!(s.markdown.contains(&o.id.to_string()), "every shown observation names its id");
+        }
+    }
+}
+
+#[test]
+fn an_empty_project_says_so() {
+    let s = select("app", &Candidates::default(), 2000, 3);
+    assert!(s.markdown.contains("No memory for this project yet"), "{}", s.markdown);
+}
+
+#[test]
+fn a_larger_budget_shows_more() {
+    let runner = &mut proptest::test_runner::TestRunner::deterministic();
+    let c = corpus().new_tree(runner).unwrap().current();
+    let small = select("app", &c, 300, 3);
+    let large = select("app", &c, 8000, 3);
+    assert!(large.index.len() + large.details.len() >= small.index.len() + small.details.len());
+}
