@@ -4,6 +4,7 @@
 mod admin;
 mod claude_code;
 mod claude_mem;
+mod context;
 mod health;
 mod helpers;
 mod idempotency;

@@ -4,6 +4,7 @@
 
 mod end_to_end;
 mod lifecycle;
+mod memory_loop;
 mod provider_errors;
 mod race;
 mod redis_outage;
