@@ -47,6 +47,15 @@ impl GeneratorConfig {
                 reason: "at least one worker is needed".into(),
             });
         }
+        // apalis-redis keeps its heartbeat in whole seconds internally; under 100 ms wake-ups stall.
+        let wakeup_poll = millis(env, "CAIRN_WAKEUP_POLL_MS", 200)?;
+        if wakeup_poll < Duration::from_millis(100) {
+            return Err(ConfigError::Invalid {
+                name: "CAIRN_WAKEUP_POLL_MS",
+                value: wakeup_poll.as_millis().to_string(),
+                reason: "must be at least 100".into(),
+            });
+        }
         let default_prefix = format!("{}:{}", hostname(), std::process::id());
         Ok(Self {
             store: StoreConfig::from_env(env)?,
@@ -56,7 +65,7 @@ impl GeneratorConfig {
             lease,
             heartbeat,
             sweep_interval: millis(env, "CAIRN_SWEEP_MS", 5_000)?,
-            wakeup_poll: millis(env, "CAIRN_WAKEUP_POLL_MS", 200)?,
+            wakeup_poll,
             drain_timeout: millis(env, "CAIRN_DRAIN_TIMEOUT_MS", 30_000)?,
             retry: RetryPolicy {
                 base: millis(env, "CAIRN_RETRY_BASE_MS", 10_000)?,

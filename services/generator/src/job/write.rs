@@ -58,15 +58,30 @@ pub async fn complete(
             }
         }
     }
-    if let Some(session_id) = job.session_id {
-        sqlx::query("UPDATE sessions SET last_generated_at = now() WHERE id = $1 AND project_id = $2")
-            .bind(session_id)
-            .bind(job.project_id)
-            .execute(&mut *tx)
-            .await?;
-    }
     tx.commit().await?;
+    mark_session_generated(pool, job).await;
     Ok(notices)
+}
+
+/// `sessions.last_generated_at`, after the commit and at most once a second:
+/// inside the transaction it would serialise every job of a session on the
+/// session's row lock. Best effort: it is informational.
+async fn mark_session_generated(pool: &PgPool, job: &ClaimedJob) {
+    let Some(session_id) = job.session_id else {
+        return;
+    };
+    let marked = sqlx::query(
+        "UPDATE sessions SET last_generated_at = now()
+         WHERE id = $1 AND project_id = $2
+           AND (last_generated_at IS NULL OR last_generated_at < now() - interval '1 second')",
+    )
+    .bind(session_id)
+    .bind(job.project_id)
+    .execute(pool)
+    .await;
+    if let Err(e) = marked {
+        tracing::debug!(%session_id, error = %e, "last_generated_at not updated");
+    }
 }
 
 fn notice(kind: &'static str, id: Uuid, job: &ClaimedJob, title: &str) -> LiveNotice {
