@@ -1,6 +1,9 @@
 //! `cairn`: the command-line tool. Today: `cairn admin bootstrap` (create the
-//! default team, project and tokens on an empty database) and `cairn admin
-//! migrate`. Hook posting with a local spool and the MCP bridge come later.
+//! default team, project and tokens on an empty database), `cairn admin
+//! migrate`, and `cairn mcp` (the memory tools over stdio, `mcp.rs`). Hook
+//! posting with a local spool comes later.
+
+mod mcp;
 
 use clap::{Parser, Subcommand};
 
@@ -24,6 +27,16 @@ enum Command {
     Admin {
         #[command(subcommand)]
         command: AdminCommand,
+    },
+    /// Serve Cairn's memory tools (search, timeline, get_observations, context)
+    /// over MCP on stdin/stdout, forwarding to the API's `/v1/mcp`.
+    Mcp {
+        /// The Cairn API's base URL.
+        #[arg(long, env = "CAIRN_URL", default_value = "http://127.0.0.1:8080")]
+        url: String,
+        /// A token with the `read` scope.
+        #[arg(long, env = "CAIRN_TOKEN", hide_env_values = true)]
+        token: Option<String>,
     },
 }
 
@@ -50,7 +63,10 @@ async fn main() {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
-    let Command::Admin { command } = cli.command;
+    let command = match cli.command {
+        Command::Admin { command } => command,
+        Command::Mcp { url, token } => return mcp::serve(&url, token.as_deref().unwrap_or_default()).await,
+    };
     let store = StoreConfig::from_env(&ProcessEnv)?;
     let pool = db::connect(&store).await?;
     db::run_migrations(&pool).await?;

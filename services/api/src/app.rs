@@ -5,7 +5,7 @@ use axum::{Router, extract::DefaultBodyLimit, http::StatusCode, middleware, resp
 use tower_http::catch_panic::CatchPanicLayer;
 use utoipa_scalar::{Scalar, Servable};
 
-use crate::{error::ApiError, request_id, routes, state::AppState};
+use crate::{error::ApiError, mcp, request_id, routes, state::AppState};
 
 pub fn app(state: AppState) -> Router {
     let (router, openapi) = routes::router().split_for_parts();
@@ -17,6 +17,7 @@ pub fn app(state: AppState) -> Router {
             axum::routing::get(move || async move { axum::Json(spec) }),
         )
         .merge(Scalar::with_url("/docs", openapi))
+        .merge(mcp::router(&state))
         .fallback(|| async { ApiError::not_found("route_not_found", "no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(

@@ -143,7 +143,10 @@ mod tests {
 
     #[test]
     fn prompts_become_safe_or_queries() {
-        assert_eq!(any_word_query("Fix the parser's panic: empty input!"), "empty | fix | input | panic | parser | the");
+        assert_eq!(
+            any_word_query("Fix the parser's panic: empty input!"),
+            "empty | fix | input | panic | parser | the"
+        );
         assert_eq!(any_word_query("a & b | !c <-> (d)"), "");
         assert_eq!(any_word_query("'; DROP TABLE x; --"), "drop | table");
     }

@@ -24,8 +24,17 @@ pub fn section(title: &str) -> String {
 
 /// One summary as one line, cut to `max_chars` characters.
 pub fn summary_line(s: &SummaryItem, max_chars: usize) -> String {
-    let mut line = format!("- {} {}: {}", when(s.created_at), s.scope, one_line(&s.request, 160));
-    for (label, text) in [("done", &s.completed), ("learned", &s.learned), ("next", &s.next_steps)] {
+    let mut line = format!(
+        "- {} {}: {}",
+        when(s.created_at),
+        s.scope,
+        one_line(&s.request, 160)
+    );
+    for (label, text) in [
+        ("done", &s.completed),
+        ("learned", &s.learned),
+        ("next", &s.next_steps),
+    ] {
         if !text.trim().is_empty() {
             line.push_str(&format!("; {label}: {}", one_line(text, 200)));
         }
@@ -51,7 +60,13 @@ pub fn index_line(o: &ObservationItem) -> String {
 
 /// The full detail of one observation, cut to `max_chars` characters.
 pub fn detail(o: &ObservationItem, max_chars: usize) -> String {
-    let mut out = format!("### {} ({}, {}, `{}`)\n", one_line(&o.title, 160), o.kind, when(o.created_at), o.id);
+    let mut out = format!(
+        "### {} ({}, {}, `{}`)\n",
+        one_line(&o.title, 160),
+        o.kind,
+        when(o.created_at),
+        o.id
+    );
     if !o.subtitle.trim().is_empty() {
         out.push_str(&format!("{}\n", one_line(&o.subtitle, 200)));
     }
@@ -62,7 +77,12 @@ pub fn detail(o: &ObservationItem, max_chars: usize) -> String {
         out.push_str(o.narrative.trim());
         out.push('\n');
     }
-    let files: Vec<&str> = o.files_modified.iter().chain(&o.files_read).map(String::as_str).collect();
+    let files: Vec<&str> = o
+        .files_modified
+        .iter()
+        .chain(&o.files_read)
+        .map(String::as_str)
+        .collect();
     if !files.is_empty() {
         out.push_str(&format!("Files: {}\n", files.join(", ")));
     }
@@ -75,7 +95,11 @@ pub fn detail(o: &ObservationItem, max_chars: usize) -> String {
 
 /// How to get more, with the count of observations not shown.
 pub fn footer(omitted: i64, capped: bool) -> String {
-    let more = if capped { format!("{omitted}+") } else { omitted.to_string() };
+    let more = if capped {
+        format!("{omitted}+")
+    } else {
+        omitted.to_string()
+    };
     format!(
         "\n{more} more observations are not shown. Fetch any in full by id with the MCP tool \
          `get_observations` (or GET /v1/observations?ids=…); find others with `search`.\n"
@@ -88,7 +112,11 @@ pub fn detail_tokens(o: &ObservationItem) -> usize {
         + o.subtitle.len()
         + o.narrative.len()
         + o.facts.iter().map(|f| f.len() + 3).sum::<usize>()
-        + o.files_read.iter().chain(&o.files_modified).map(|f| f.len() + 2).sum::<usize>()
+        + o.files_read
+            .iter()
+            .chain(&o.files_modified)
+            .map(|f| f.len() + 2)
+            .sum::<usize>()
         + 60;
     cairn_shared::tokens::chars_to_tokens(chars)
 }

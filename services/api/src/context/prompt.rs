@@ -18,7 +18,10 @@ pub async fn related(pool: &PgPool, project_id: Uuid, prompt: &str, deadline: Du
             None
         }
         Err(_) => {
-            tracing::info!(?deadline, "related memories missed their deadline; answering without them");
+            tracing::info!(
+                ?deadline,
+                "related memories missed their deadline; answering without them"
+            );
             None
         }
     }

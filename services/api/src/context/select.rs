@@ -54,7 +54,12 @@ pub fn select(project: &str, c: &Candidates, budget_tokens: usize, max_details: 
             .saturating_sub(header.chars().count() + footer_reserve.chars().count()),
     };
     if c.summaries.is_empty() && c.recent.is_empty() {
-        let body = format!("{}{header}{}{}", markdown::OPEN_TAG, markdown::empty_note(), markdown::CLOSE_TAG);
+        let body = format!(
+            "{}{header}{}{}",
+            markdown::OPEN_TAG,
+            markdown::empty_note(),
+            markdown::CLOSE_TAG
+        );
         return Selection {
             markdown: body,
             ..Selection::default()
@@ -76,7 +81,11 @@ pub fn select(project: &str, c: &Candidates, budget_tokens: usize, max_details: 
     let mut details = Vec::new();
     let detail_cap = budget_chars / 4;
     for o in c.relevant.iter().take(max_details) {
-        let title_cost = if details.is_empty() { details_title.chars().count() } else { 0 };
+        let title_cost = if details.is_empty() {
+            details_title.chars().count()
+        } else {
+            0
+        };
         let block = markdown::detail(o, detail_cap.min(purse.left.saturating_sub(title_cost)));
         if block.lines().count() < 2 || title_cost + block.chars().count() > purse.left {
             break;

@@ -20,19 +20,28 @@ fn text() -> impl Strategy<Value = String> {
 }
 
 fn observation(i: usize) -> impl Strategy<Value = ObservationItem> {
-    (text(), text(), prop::collection::vec(text(), 0..6), text(), prop::collection::vec("[a-z/]{1,40}", 0..5))
-        .prop_map(move |(title, subtitle, facts, narrative, files)| ObservationItem {
-            id: Uuid::from_u128(i as u128 + 1),
-            kind: "discovery".into(),
-            title,
-            subtitle,
-            facts,
-            narrative,
-            files_read: files.clone(),
-            files_modified: files,
-            // Newest first, a few per day.
-            created_at: Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap() - Duration::hours(7 * i as i64),
-        })
+    (
+        text(),
+        text(),
+        prop::collection::vec(text(), 0..6),
+        text(),
+        prop::collection::vec("[a-z/]{1,40}", 0..5),
+    )
+        .prop_map(
+            move |(title, subtitle, facts, narrative, files)| ObservationItem {
+                id: Uuid::from_u128(i as u128 + 1),
+                kind: "discovery".into(),
+                title,
+                subtitle,
+                facts,
+                narrative,
+                files_read: files.clone(),
+                files_modified: files,
+                // Newest first, a few per day.
+                created_at: Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap()
+                    - Duration::hours(7 * i as i64),
+            },
+        )
 }
 
 fn summary(i: usize) -> impl Strategy<Value = SummaryItem> {
@@ -88,7 +97,11 @@ proptest! {
 #[test]
 fn an_empty_project_says_so() {
     let s = select("app", &Candidates::default(), 2000, 3);
-    assert!(s.markdown.contains("No memory for this project yet"), "{}", s.markdown);
+    assert!(
+        s.markdown.contains("No memory for this project yet"),
+        "{}",
+        s.markdown
+    );
 }
 
 #[test]

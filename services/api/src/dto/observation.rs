@@ -15,6 +15,9 @@ pub struct ObservationDto {
     pub team_id: Uuid,
     pub server_session_id: Option<Uuid>,
     pub kind: String,
+    /// The text of the memory: as written for a manual memory; for a
+    /// generated observation (which has no text of its own), its title, then
+    /// its narrative (or its facts, when there is no narrative).
     pub content: String,
     /// The structured fields: type, title, subtitle, facts, narrative, concepts,
     /// filesRead, filesModified, provider, model, origin.
@@ -23,8 +26,33 @@ pub struct ObservationDto {
     pub updated_at_epoch: i64,
 }
 
+/// A generated observation read as text: title, then narrative, or the facts as a list.
+fn rendition(r: &ObservationRow) -> String {
+    let body = if r.narrative.trim().is_empty() {
+        r.facts
+            .iter()
+            .map(|f| f.trim())
+            .filter(|f| !f.is_empty())
+            .map(|f| format!("- {f}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    } else {
+        r.narrative.trim().to_string()
+    };
+    [r.title.trim(), body.as_str()]
+        .into_iter()
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
 impl From<ObservationRow> for ObservationDto {
     fn from(r: ObservationRow) -> Self {
+        let content = if r.content.trim().is_empty() {
+            rendition(&r)
+        } else {
+            r.content
+        };
         let mut metadata = r.metadata;
         if let Some(map) = metadata.as_object_mut() {
             let fields = serde_json::json!({
@@ -43,7 +71,7 @@ impl From<ObservationRow> for ObservationDto {
             team_id: r.team_id,
             server_session_id: r.session_id,
             kind: r.kind,
-            content: r.content,
+            content,
             metadata,
             created_at_epoch: to_epoch_ms(r.created_at),
             updated_at_epoch: to_epoch_ms(r.updated_at),

@@ -53,7 +53,10 @@ pub async fn post_context(
     auth.require(Scope::Read)?;
     let limit = input.limit.unwrap_or(20);
     if !(1..=50).contains(&limit) {
-        return Err(ApiError::unprocessable("invalid_field", "`limit` must be between 1 and 50"));
+        return Err(ApiError::unprocessable(
+            "invalid_field",
+            "`limit` must be between 1 and 50",
+        ));
     }
     let project = auth.project(&state, Some(&input.project_id)).await?;
     let built = context::build(
@@ -124,7 +127,11 @@ pub async fn get_project_context(
     {
         return Err(ApiError::unprocessable(
             "invalid_field",
-            format!("`budget` must be between {} and {}", context::MIN_BUDGET, context::MAX_BUDGET),
+            format!(
+                "`budget` must be between {} and {}",
+                context::MIN_BUDGET,
+                context::MAX_BUDGET
+            ),
         ));
     }
     let built = context::build(

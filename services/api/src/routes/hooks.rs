@@ -64,7 +64,11 @@ pub async fn post_hook(
     let hook = event.event_type.clone();
     let context = match hook.as_str() {
         "SessionStart" => {
-            let source = event.payload.get("source").and_then(|s| s.as_str()).map(str::to_string);
+            let source = event
+                .payload
+                .get("source")
+                .and_then(|s| s.as_str())
+                .map(str::to_string);
             ingest::ingest_one(&state, project, event).await?;
             let request = ContextRequest {
                 project_id: project.id,
@@ -76,8 +80,15 @@ pub async fn post_hook(
         }
         // Related memories are looked up while the event is stored, within their deadline.
         "UserPromptSubmit" => {
-            let (prompt, _) = state.privacy.filter_text(event.prompt.as_deref().unwrap_or_default());
-            let related = context::prompt::related(&state.pool, project.id, &prompt, state.config.prompt_context_deadline);
+            let (prompt, _) = state
+                .privacy
+                .filter_text(event.prompt.as_deref().unwrap_or_default());
+            let related = context::prompt::related(
+                &state.pool,
+                project.id,
+                &prompt,
+                state.config.prompt_context_deadline,
+            );
             let (stored, related) = tokio::join!(ingest::ingest_one(&state, project, event), related);
             stored?;
             related

@@ -9,6 +9,7 @@ pub mod hooks;
 pub mod jobs;
 pub mod memories;
 pub mod projects;
+pub mod search;
 pub mod sessions;
 
 use utoipa::{
@@ -64,6 +65,9 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(memories::delete_memory))
         .routes(routes!(context::post_context))
         .routes(routes!(context::get_project_context))
+        .routes(routes!(search::post_search, search::get_search))
+        .routes(routes!(search::get_timeline))
+        .routes(routes!(search::get_observations))
         .routes(routes!(projects::purge_project_memory))
         .routes(routes!(admin::teams::create_team, admin::teams::list_teams))
         .routes(routes!(

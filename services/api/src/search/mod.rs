@@ -2,29 +2,52 @@
 //! facts and subtitle above narrative) blended with recency, filters, stable
 //! cursor pagination, summaries as hits too; the timeline around an
 //! observation; observations by ids. Served over HTTP (`routes/search.rs`)
-//! and MCP (`mcp/`).
+//! and MCP (`mcp/`). The ranking formula is in `rank`, the statement in
+//! `sql`; README.md beside this file says how it all behaves.
+
+pub mod cursor;
+pub mod dto;
+pub mod params;
+pub mod query;
+pub mod rank;
+mod sql;
+mod timeline;
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+pub use cursor::{Cursor, at_offset};
+
 use crate::{
-    error::ApiResult,
+    error::{ApiError, ApiResult},
     store::observations::{ObservationRow, SummaryRow},
 };
 
 /// Filters that combine (AND); empty means no filter.
 #[derive(Clone, Debug, Default)]
 pub struct Filters {
-    /// Observation types (`bugfix`, `feature`, …, `manual` kinds included).
+    /// Observation types, any of (`bugfix`, `feature`, …, `manual` kinds included).
     pub kinds: Vec<String>,
+    /// Any of these concepts.
     pub concepts: Vec<String>,
-    /// A path read or modified.
+    /// A path read or modified: the exact path, or any path ending in `/<file>`.
     pub file: Option<String>,
     pub session_id: Option<Uuid>,
     /// The agent of the observation's session (`claude-code`, …).
     pub agent: Option<String>,
+    /// The `platformSource` of the observation's session (claude-mem's filter).
+    pub platform_source: Option<String>,
+    /// Created at or after.
     pub since: Option<DateTime<Utc>>,
+    /// Created at or before.
     pub until: Option<DateTime<Utc>>,
+}
+
+impl Filters {
+    /// Summaries have no type, concept or file: a filter on one of those leaves them out.
+    fn admits_summaries(&self) -> bool {
+        self.kinds.is_empty() && self.concepts.is_empty() && self.file.is_none()
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -47,25 +70,111 @@ pub struct SearchRequest {
     pub order: Order,
     /// 1..=100.
     pub limit: i64,
-    /// Opaque, from a previous page's `next_cursor`.
+    /// Opaque, from a previous page's `next_cursor` (or `cursor::at_offset`).
     pub cursor: Option<String>,
 }
 
+/// A page holds at most 100 hits, so the rows stay inline (no boxing) and
+/// callers can match and build them plainly.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum Hit {
     Observation { row: ObservationRow, score: f64 },
     Summary { row: SummaryRow, score: f64 },
 }
 
+impl Hit {
+    pub fn id(&self) -> Uuid {
+        match self {
+            Hit::Observation { row, .. } => row.id,
+            Hit::Summary { row, .. } => row.id,
+        }
+    }
+
+    pub fn score(&self) -> f64 {
+        match self {
+            Hit::Observation { score, .. } | Hit::Summary { score, .. } => *score,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Page {
     pub hits: Vec<Hit>,
+    /// `None` on the last page.
     pub next_cursor: Option<String>,
 }
 
+/// One page of hits, best first. Refuses (422) a limit outside 1..=100
+/// (`invalid_field`) and a cursor it did not make (`invalid_cursor`).
 pub async fn search(pool: &sqlx::PgPool, request: &SearchRequest) -> ApiResult<Page> {
-    let _ = (pool, request);
-    unimplemented!("search")
+    let limit = params::limit(Some(request.limit), 20)?;
+    let cursor = match request.cursor.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
+        Some(text) => Cursor::decode(text)?,
+        None => Cursor {
+            offset: 0,
+            as_of: None,
+        },
+    };
+    if let (Some(since), Some(until)) = (request.filters.since, request.filters.until)
+        && since > until
+    {
+        return Err(ApiError::unprocessable(
+            "invalid_field",
+            "the date range ends before it starts",
+        ));
+    }
+    let query = match query::terms(request.query.as_deref()) {
+        query::Terms::None => None,
+        query::Terms::Nothing => {
+            return Ok(Page {
+                hits: vec![],
+                next_cursor: None,
+            });
+        }
+        query::Terms::Text(text) => Some(text),
+    };
+    // Without a query every score is 0: relevance is newest first.
+    let order = match (&query, request.order) {
+        (None, Order::Relevance) => Order::Newest,
+        (_, order) => order,
+    };
+    let mut keys = sql::hits(
+        pool,
+        order,
+        &sql::Params {
+            project_id: request.project_id,
+            as_of: cursor.as_of,
+            query: query.as_deref(),
+            filters: &request.filters,
+            summaries: request.include_summaries && request.filters.admits_summaries(),
+            fetch: limit + 1,
+            offset: cursor.offset,
+        },
+    )
+    .await?;
+    let next_cursor = (keys.len() as i64 > limit).then(|| {
+        Cursor {
+            offset: cursor.offset + limit,
+            as_of: Some(keys[0].as_of),
+        }
+        .encode()
+    });
+    keys.truncate(limit as usize);
+    let (mut observations, mut summaries) = sql::load(pool, request.project_id, &keys).await?;
+    // A row deleted since the page was ranked is skipped.
+    let hits = keys
+        .into_iter()
+        .filter_map(|k| match k.source.as_str() {
+            "observation" => observations
+                .remove(&k.id)
+                .map(|row| Hit::Observation { row, score: k.score }),
+            _ => summaries
+                .remove(&k.id)
+                .map(|row| Hit::Summary { row, score: k.score }),
+        })
+        .collect();
+    Ok(Page { hits, next_cursor })
 }
 
 /// Where a timeline is centred.
@@ -83,7 +192,9 @@ pub struct Timeline {
     pub items: Vec<ObservationRow>,
 }
 
-/// `before` and `after` observations around the anchor, in time order.
+/// `before` and `after` (each 0..=50) observations around the anchor, in
+/// time order; `None` when the anchor is not an observation of the project
+/// or the query finds none.
 pub async fn timeline(
     pool: &sqlx::PgPool,
     project_id: Uuid,
@@ -91,12 +202,51 @@ pub async fn timeline(
     before: i64,
     after: i64,
 ) -> ApiResult<Option<Timeline>> {
-    let _ = (pool, project_id, anchor, before, after);
-    unimplemented!("timeline")
+    let before = params::depth("before", Some(before), before)?;
+    let after = params::depth("after", Some(after), after)?;
+    let anchor = match anchor {
+        Anchor::Observation(id) => id,
+        Anchor::Query(text) => {
+            let page = search(
+                pool,
+                &SearchRequest {
+                    project_id,
+                    query: Some(text),
+                    filters: Filters::default(),
+                    include_summaries: false,
+                    order: Order::Relevance,
+                    limit: 1,
+                    cursor: None,
+                },
+            )
+            .await?;
+            match page.hits.first() {
+                Some(hit) => hit.id(),
+                None => return Ok(None),
+            }
+        }
+    };
+    let items = timeline::around(pool, project_id, anchor, before, after).await?;
+    if !items.iter().any(|r| r.id == anchor) {
+        return Ok(None);
+    }
+    Ok(Some(Timeline { anchor, items }))
 }
 
-/// The project's observations with these ids (unknown ids are skipped), in the order asked.
+/// The project's observations with these ids (unknown ids are skipped), in
+/// the order asked, each once. At most 100 ids (422 `invalid_field`).
 pub async fn by_ids(pool: &sqlx::PgPool, project_id: Uuid, ids: &[Uuid]) -> ApiResult<Vec<ObservationRow>> {
-    let _ = (pool, project_id, ids);
-    unimplemented!("by_ids")
+    if ids.len() > params::MAX_IDS {
+        return Err(ApiError::unprocessable(
+            "invalid_field",
+            format!("at most {} ids at once", params::MAX_IDS),
+        ));
+    }
+    let mut unique = Vec::with_capacity(ids.len());
+    for id in ids {
+        if !unique.contains(id) {
+            unique.push(*id);
+        }
+    }
+    Ok(crate::store::observations::by_ids(pool, project_id, &unique).await?)
 }

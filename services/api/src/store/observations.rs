@@ -148,7 +148,11 @@ pub async fn recent_summaries(
 }
 
 /// The project's observations with these ids, in the order asked; unknown ids are skipped.
-pub async fn by_ids(db: impl PgExecutor<'_>, project_id: Uuid, ids: &[Uuid]) -> sqlx::Result<Vec<ObservationRow>> {
+pub async fn by_ids(
+    db: impl PgExecutor<'_>,
+    project_id: Uuid,
+    ids: &[Uuid],
+) -> sqlx::Result<Vec<ObservationRow>> {
     sqlx::query_as(
         "SELECT o.id, o.team_id, o.project_id, o.session_id, o.origin, o.kind, o.title, o.subtitle, o.facts,
                 o.narrative, o.concepts, o.files_read, o.files_modified, o.content, o.metadata, o.provider,

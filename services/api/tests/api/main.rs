@@ -10,5 +10,7 @@ mod helpers;
 mod idempotency;
 mod isolation;
 mod malformed;
+mod mcp;
 mod privacy;
 mod redis_down;
+mod search;

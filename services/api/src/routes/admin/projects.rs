@@ -151,7 +151,9 @@ pub async fn update_project(
     auth.require(cairn_shared::auth::Scope::Admin)?;
     let project = auth.project(&state, Some(&id)).await?;
     let in_range = |v: Option<i32>, lo: i32, hi: i32| v.is_none_or(|v| (lo..=hi).contains(&v));
-    if !in_range(body.context_budget_tokens, 200, 50_000) || !in_range(body.prompt_context_budget_tokens, 50, 5_000) {
+    if !in_range(body.context_budget_tokens, 200, 50_000)
+        || !in_range(body.prompt_context_budget_tokens, 50, 5_000)
+    {
         return Err(ApiError::unprocessable(
             "invalid_field",
             "`contextBudgetTokens` is 200..=50000 and `promptContextBudgetTokens` 50..=5000",

@@ -1,0 +1,144 @@
+-- bench/explain.sql: EXPLAIN (ANALYZE, BUFFERS) of the statements behind the
+-- SessionStart context and search, as cairn-api runs them: the same SQL,
+-- prepared with the same parameter types as sqlx binds them, then executed.
+-- Run by bench/memory.sh on the memory_latency database, after the load.
+-- Needs psql variables (memory_latency --psql-vars writes them):
+--   project_a, project_small   the 100k-observation project and an ~18k one
+--   q1_max, q1_median          1-word queries: most matches, median matches
+--   q2_max, q4_max             2- and 4-word queries with the most matches
+--   prompt_or                  an OR query as gather::any_word_query makes it
+-- Each plan follows a line `== <label>`; memory.sh summarises them.
+-- Copied from services/api/src/context/gather.rs, search/sql.rs, search/rank.rs
+-- and store/observations.rs: keep in step when those change.
+
+\set ON_ERROR_STOP 1
+SET track_io_timing = on;
+
+-- ------------------------------------------------------------ context (gather.rs)
+
+PREPARE context_settings(uuid) AS
+SELECT name, context_budget_tokens, prompt_context, prompt_context_budget_tokens
+FROM projects WHERE id = $1;
+
+PREPARE context_summaries(uuid, int8) AS
+SELECT id, session_id, scope, request, learned, completed, next_steps, created_at
+FROM summaries WHERE project_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2;
+
+PREPARE context_recent(uuid, int8) AS
+SELECT id, kind, title, subtitle, facts, narrative, files_read, files_modified, created_at
+FROM observations WHERE project_id = $1
+ORDER BY created_at DESC, id DESC LIMIT $2;
+
+PREPARE context_count(uuid, int8) AS
+SELECT count(*) FROM (SELECT 1 FROM observations WHERE project_id = $1 LIMIT $2) capped;
+
+PREPARE context_matching(uuid, text, int8) AS
+SELECT id, kind, title, subtitle, facts, narrative, files_read, files_modified, created_at
+FROM observations
+WHERE project_id = $1 AND search @@ to_tsquery('english', $2)
+ORDER BY ts_rank(search, to_tsquery('english', $2)) DESC, created_at DESC LIMIT $3;
+
+\echo '== context: settings'
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE context_settings(:'project_a');
+\echo '== context: newest 8 summaries'
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE context_summaries(:'project_a', 8);
+\echo '== context: newest 80 observations'
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE context_recent(:'project_a', 80);
+\echo '== context: count capped at 1000'
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE context_count(:'project_a', 1000);
+\echo '== context with a query (POST /v1/context, UserPromptSubmit): OR of 6 words'
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE context_matching(:'project_a', :'prompt_or', 3);
+
+-- ------------------------------------------------------------ search (search/sql.rs, Order::Relevance)
+-- $1 project, $2 as_of, $3 query, $4 types, $5 concepts, $6 file, $7 file
+-- suffix pattern, $8 session, $9 agent, $10 platform source, $11 since,
+-- $12 until, $13 summaries, $14 page + 1, $15 offset.
+
+PREPARE search_hits(uuid, timestamptz, text, text[], text[], text, text, uuid, text, text,
+                    timestamptz, timestamptz, boolean, int8, int8) AS
+SELECT source, id, score, coalesce($2::timestamptz, now()) AS as_of FROM (
+    SELECT 'observation'::text AS source, o.id, o.created_at,
+           CASE WHEN $3::text IS NULL THEN 0::float8 ELSE
+               ts_rank_cd('{0.1, 0.2, 0.4, 1}'::float4[], o.search, websearch_to_tsquery('english', $3::text))::float8
+               * (1 + 1 / (1 + greatest(0, extract(epoch FROM coalesce($2::timestamptz, now()) - o.created_at)::float8)
+                               / 86400 / 14.0))
+           END AS score
+    FROM observations o
+    WHERE o.project_id = $1
+      AND o.created_at <= coalesce($2::timestamptz, now())
+      AND ($3::text IS NULL OR o.search @@ websearch_to_tsquery('english', $3::text))
+      AND ($8::uuid IS NULL OR o.session_id = $8::uuid)
+      AND (($9::text IS NULL AND $10::text IS NULL) OR EXISTS (
+             SELECT 1 FROM sessions s WHERE s.project_id = $1 AND s.id = o.session_id
+               AND ($9::text IS NULL OR s.agent = $9::text)
+               AND ($10::text IS NULL OR s.platform_source = $10::text)))
+      AND ($11::timestamptz IS NULL OR o.created_at >= $11::timestamptz)
+      AND ($12::timestamptz IS NULL OR o.created_at <= $12::timestamptz)
+      AND (cardinality($4::text[]) = 0 OR o.kind = ANY($4::text[]))
+      AND (cardinality($5::text[]) = 0 OR o.concepts && $5::text[])
+      AND ($6::text IS NULL
+           OR (o.files_read || o.files_modified) @> ARRAY[$6::text]
+           OR EXISTS (SELECT 1 FROM unnest(o.files_read || o.files_modified) AS f(path)
+                      WHERE f.path LIKE $7::text))
+    UNION ALL
+    SELECT 'summary'::text, su.id, su.created_at,
+           CASE WHEN $3::text IS NULL THEN 0::float8 ELSE
+               ts_rank_cd('{0.1, 0.2, 0.4, 1}'::float4[], su.search, websearch_to_tsquery('english', $3::text))::float8
+               * (1 + 1 / (1 + greatest(0, extract(epoch FROM coalesce($2::timestamptz, now()) - su.created_at)::float8)
+                               / 86400 / 14.0))
+           END
+    FROM summaries su
+    WHERE $13::boolean
+      AND su.project_id = $1
+      AND su.created_at <= coalesce($2::timestamptz, now())
+      AND ($3::text IS NULL OR su.search @@ websearch_to_tsquery('english', $3::text))
+      AND ($8::uuid IS NULL OR su.session_id = $8::uuid)
+      AND (($9::text IS NULL AND $10::text IS NULL) OR EXISTS (
+             SELECT 1 FROM sessions s WHERE s.project_id = $1 AND s.id = su.session_id
+               AND ($9::text IS NULL OR s.agent = $9::text)
+               AND ($10::text IS NULL OR s.platform_source = $10::text)))
+      AND ($11::timestamptz IS NULL OR su.created_at >= $11::timestamptz)
+      AND ($12::timestamptz IS NULL OR su.created_at <= $12::timestamptz)
+) hits
+ORDER BY score DESC, created_at DESC, id DESC, source
+LIMIT $14 OFFSET $15;
+
+-- GET /v1/search?projectId&query&limit=20: no filters, summaries included, 21 rows fetched.
+\echo '== search 1 word, most matches:' :q1_max
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q1_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0);
+\echo '== search 1 word, median matches:' :q1_median
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q1_median', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0);
+\echo '== search 2 words, most matches:' :q2_max
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q2_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0);
+\echo '== search 4 words, most matches:' :q4_max
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q4_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0);
+\echo '== search 1 word on the ~18k project:' :q1_max
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_small', NULL, :'q1_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0);
+-- The 6th execution of the statement on this connection: from here Postgres
+-- may switch to a generic plan, as it may on each API pool connection.
+\echo '== search 1 word, median matches, 6th execution (plan cache):' :q1_median
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q1_median', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0);
+
+-- The page's rows, by id (store/observations.rs by_ids; search/sql.rs summaries_by_ids).
+PREPARE load_observations(uuid, uuid[]) AS
+SELECT o.id, o.team_id, o.project_id, o.session_id, o.origin, o.kind, o.title, o.subtitle, o.facts,
+       o.narrative, o.concepts, o.files_read, o.files_modified, o.content, o.metadata, o.provider,
+       o.model, o.prompt_number, o.created_at, o.updated_at
+FROM unnest($2::uuid[]) WITH ORDINALITY AS asked(id, position)
+JOIN observations o ON o.id = asked.id AND o.project_id = $1
+ORDER BY asked.position;
+
+PREPARE load_summaries(uuid, uuid[]) AS
+SELECT id, session_id, scope, prompt_number, request, learned, completed, next_steps, created_at
+FROM summaries WHERE project_id = $1 AND id = ANY($2);
+
+SELECT array_agg(id)::text AS page_ids
+FROM (SELECT id FROM observations WHERE project_id = :'project_a'
+      AND search @@ websearch_to_tsquery('english', :'q1_median') ORDER BY id LIMIT 20) page \gset
+SELECT array_agg(id)::text AS summary_ids
+FROM (SELECT id FROM summaries WHERE project_id = :'project_a' ORDER BY id LIMIT 5) page \gset
+
+\echo '== search: load 20 observations by id'
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE load_observations(:'project_a', :'page_ids');
+\echo '== search: load 5 summaries by id'
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE load_summaries(:'project_a', :'summary_ids');

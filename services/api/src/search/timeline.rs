@@ -1,0 +1,58 @@
+//! The timeline around an observation: up to `before` observations just
+//! older than the anchor and `after` just newer, in `(created_at, id)`
+//! order within the project.
+//!
+//! The anchor's time is read first and bound as a value, so each side is a
+//! short walk of `(project_id, created_at)` from the anchor (a CTE joined in
+//! would make the planner scan from the end of the project).
+
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::store::observations::ObservationRow;
+
+const COLUMNS: &str = "o.id, o.team_id, o.project_id, o.session_id, o.origin, o.kind, o.title, o.subtitle,
+    o.facts, o.narrative, o.concepts, o.files_read, o.files_modified, o.content, o.metadata, o.provider,
+    o.model, o.prompt_number, o.created_at, o.updated_at";
+
+/// The anchor and its neighbours, oldest first; empty when the project has no such observation.
+pub async fn around(
+    pool: &PgPool,
+    project_id: Uuid,
+    anchor: Uuid,
+    before: i64,
+    after: i64,
+) -> sqlx::Result<Vec<ObservationRow>> {
+    let at: Option<DateTime<Utc>> =
+        sqlx::query_scalar("SELECT created_at FROM observations WHERE project_id = $1 AND id = $2")
+            .bind(project_id)
+            .bind(anchor)
+            .fetch_optional(pool)
+            .await?;
+    let Some(at) = at else {
+        return Ok(vec![]);
+    };
+    // `created_at <= $3` first, so the index bounds the scan; `id` breaks ties of time.
+    let sql = format!(
+        "(SELECT {COLUMNS} FROM observations o
+          WHERE o.project_id = $1 AND o.created_at <= $3 AND (o.created_at < $3 OR o.id < $2)
+          ORDER BY o.created_at DESC, o.id DESC LIMIT $4)
+         UNION ALL
+         (SELECT {COLUMNS} FROM observations o WHERE o.project_id = $1 AND o.id = $2)
+         UNION ALL
+         (SELECT {COLUMNS} FROM observations o
+          WHERE o.project_id = $1 AND o.created_at >= $3 AND (o.created_at > $3 OR o.id > $2)
+          ORDER BY o.created_at ASC, o.id ASC LIMIT $5)"
+    );
+    let mut rows: Vec<ObservationRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .bind(project_id)
+        .bind(anchor)
+        .bind(at)
+        .bind(before)
+        .bind(after)
+        .fetch_all(pool)
+        .await?;
+    rows.sort_by_key(|r| (r.created_at, r.id));
+    Ok(rows)
+}
