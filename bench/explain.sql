@@ -57,50 +57,52 @@ EXPLAIN (ANALYZE, BUFFERS) EXECUTE context_matching(:'project_a', :'prompt_or', 
 PREPARE search_hits(uuid, timestamptz, text, text[], text[], text, text, uuid, text, text,
                     timestamptz, timestamptz, boolean, int8, int8) AS
 SELECT source, id, score, coalesce($2::timestamptz, now()) AS as_of FROM (
-    SELECT 'observation'::text AS source, o.id, o.created_at,
-           CASE WHEN $3::text IS NULL THEN 0::float8 ELSE
-               ts_rank_cd('{0.1, 0.2, 0.4, 1}'::float4[], o.search, websearch_to_tsquery('english', $3::text))::float8
-               * (1 + 1 / (1 + greatest(0, extract(epoch FROM coalesce($2::timestamptz, now()) - o.created_at)::float8)
-                               / 86400 / 14.0))
-           END AS score
-    FROM observations o
-    WHERE o.project_id = $1
-      AND o.created_at <= coalesce($2::timestamptz, now())
-      AND ($3::text IS NULL OR o.search @@ websearch_to_tsquery('english', $3::text))
-      AND ($8::uuid IS NULL OR o.session_id = $8::uuid)
-      AND (($9::text IS NULL AND $10::text IS NULL) OR EXISTS (
-             SELECT 1 FROM sessions s WHERE s.project_id = $1 AND s.id = o.session_id
-               AND ($9::text IS NULL OR s.agent = $9::text)
-               AND ($10::text IS NULL OR s.platform_source = $10::text)))
-      AND ($11::timestamptz IS NULL OR o.created_at >= $11::timestamptz)
-      AND ($12::timestamptz IS NULL OR o.created_at <= $12::timestamptz)
-      AND (cardinality($4::text[]) = 0 OR o.kind = ANY($4::text[]))
-      AND (cardinality($5::text[]) = 0 OR o.concepts && $5::text[])
-      AND ($6::text IS NULL
-           OR (o.files_read || o.files_modified) @> ARRAY[$6::text]
-           OR EXISTS (SELECT 1 FROM unnest(o.files_read || o.files_modified) AS f(path)
-                      WHERE f.path LIKE $7::text))
+    (SELECT 'observation'::text AS source, o.id, o.created_at,
+            CASE WHEN $3::text IS NULL THEN 0::float8 ELSE
+                ts_rank_cd('{0.1, 0.2, 0.4, 1}'::float4[], o.search, websearch_to_tsquery('english', $3::text))::float8
+                * (1 + 1 / (1 + greatest(0, extract(epoch FROM coalesce($2::timestamptz, now()) - o.created_at)::float8)
+                                / 86400 / 14.0))
+            END AS score
+     FROM observations o
+     WHERE o.project_id = $1
+       AND o.created_at <= coalesce($2::timestamptz, now())
+       AND ($3::text IS NULL OR o.search @@ websearch_to_tsquery('english', $3::text))
+       AND ($8::uuid IS NULL OR o.session_id = $8::uuid)
+       AND (($9::text IS NULL AND $10::text IS NULL) OR EXISTS (
+              SELECT 1 FROM sessions s WHERE s.project_id = $1 AND s.id = o.session_id
+                AND ($9::text IS NULL OR s.agent = $9::text)
+                AND ($10::text IS NULL OR s.platform_source = $10::text)))
+       AND ($11::timestamptz IS NULL OR o.created_at >= $11::timestamptz)
+       AND ($12::timestamptz IS NULL OR o.created_at <= $12::timestamptz)
+       AND (cardinality($4::text[]) = 0 OR o.kind = ANY($4::text[]))
+       AND (cardinality($5::text[]) = 0 OR o.concepts && $5::text[])
+       AND ($6::text IS NULL
+            OR (o.files_read || o.files_modified) @> ARRAY[$6::text]
+            OR EXISTS (SELECT 1 FROM unnest(o.files_read || o.files_modified) AS f(path)
+                       WHERE f.path LIKE $7::text))
+     ORDER BY score DESC, created_at DESC, id DESC LIMIT $14 + $15)
     UNION ALL
-    SELECT 'summary'::text, su.id, su.created_at,
-           CASE WHEN $3::text IS NULL THEN 0::float8 ELSE
-               ts_rank_cd('{0.1, 0.2, 0.4, 1}'::float4[], su.search, websearch_to_tsquery('english', $3::text))::float8
-               * (1 + 1 / (1 + greatest(0, extract(epoch FROM coalesce($2::timestamptz, now()) - su.created_at)::float8)
-                               / 86400 / 14.0))
-           END
-    FROM summaries su
-    WHERE $13::boolean
-      AND su.project_id = $1
-      AND su.created_at <= coalesce($2::timestamptz, now())
-      AND ($3::text IS NULL OR su.search @@ websearch_to_tsquery('english', $3::text))
-      AND ($8::uuid IS NULL OR su.session_id = $8::uuid)
-      AND (($9::text IS NULL AND $10::text IS NULL) OR EXISTS (
-             SELECT 1 FROM sessions s WHERE s.project_id = $1 AND s.id = su.session_id
-               AND ($9::text IS NULL OR s.agent = $9::text)
-               AND ($10::text IS NULL OR s.platform_source = $10::text)))
-      AND ($11::timestamptz IS NULL OR su.created_at >= $11::timestamptz)
-      AND ($12::timestamptz IS NULL OR su.created_at <= $12::timestamptz)
+    (SELECT 'summary'::text AS source, su.id, su.created_at,
+            CASE WHEN $3::text IS NULL THEN 0::float8 ELSE
+                ts_rank_cd('{0.1, 0.2, 0.4, 1}'::float4[], su.search, websearch_to_tsquery('english', $3::text))::float8
+                * (1 + 1 / (1 + greatest(0, extract(epoch FROM coalesce($2::timestamptz, now()) - su.created_at)::float8)
+                                / 86400 / 14.0))
+            END AS score
+     FROM summaries su
+     WHERE $13::boolean
+       AND su.project_id = $1
+       AND su.created_at <= coalesce($2::timestamptz, now())
+       AND ($3::text IS NULL OR su.search @@ websearch_to_tsquery('english', $3::text))
+       AND ($8::uuid IS NULL OR su.session_id = $8::uuid)
+       AND (($9::text IS NULL AND $10::text IS NULL) OR EXISTS (
+              SELECT 1 FROM sessions s WHERE s.project_id = $1 AND s.id = su.session_id
+                AND ($9::text IS NULL OR s.agent = $9::text)
+                AND ($10::text IS NULL OR s.platform_source = $10::text)))
+       AND ($11::timestamptz IS NULL OR su.created_at >= $11::timestamptz)
+       AND ($12::timestamptz IS NULL OR su.created_at <= $12::timestamptz)
+     ORDER BY score DESC, created_at DESC, id DESC LIMIT $14 + $15)
 ) hits
-ORDER BY score DESC, created_at DESC, id DESC, source
+ORDER BY score DESC, created_at DESC, id DESC
 LIMIT $14 OFFSET $15;
 
 -- GET /v1/search?projectId&query&limit=20: no filters, summaries included, 21 rows fetched.

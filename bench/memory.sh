@@ -17,7 +17,7 @@
 # of it generating the corpus (~2 GB in Postgres while it runs).
 #
 # Knobs (environment): SECS (20 measured seconds per scenario), WARMUP_SECS
-# (3), CONCURRENCY (8), QUERIES (100 per search scenario), OBS_TOTAL
+# (3), CONCURRENCY ("8,1": each scenario at 8, then at 1), QUERIES (100 per search scenario), OBS_TOTAL
 # (1000000), OBS_A (100000), KEEP_DB=1 (leave the database; its URL is in the
 # report), SKIP_BUILD=1, PGHOST/PGPORT/PGUSER, BENCH_REDIS_URL
 # (redis://127.0.0.1:6379/14).
@@ -31,7 +31,7 @@ export CAIRN_TEST_DATABASE_URL=${CAIRN_TEST_DATABASE_URL:-postgres://$PGUSER@$PG
 export CAIRN_TEST_REDIS_URL=${BENCH_REDIS_URL:-redis://127.0.0.1:6379/14}
 SECS=${SECS:-20}
 WARMUP_SECS=${WARMUP_SECS:-3}
-CONCURRENCY=${CONCURRENCY:-8}
+CONCURRENCY=${CONCURRENCY:-8,1}
 QUERIES=${QUERIES:-100}
 OBS_TOTAL=${OBS_TOTAL:-1000000}
 OBS_A=${OBS_A:-100000}
@@ -132,21 +132,22 @@ label() {
     echo "Cairn memory given back: context and search latency, $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
     echo "git $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && [[ -n $(git status --porcelain 2>/dev/null) ]] && echo ' (dirty tree)'), $(nproc) CPUs shared by Postgres, the API, the load generator (one process) and any other work on the box"
     echo "load average before: $LOAD_BEFORE, after: $LOAD_AFTER; $(psql -d postgres -Atqc 'SHOW server_version' | cut -d' ' -f1), shared_buffers=$(setting shared_buffers) work_mem=$(setting work_mem) effective_cache_size=$(setting effective_cache_size) jit=$(setting jit)"
-    echo "API in-process (release), pool 32 connections; load: concurrency $CONCURRENCY, one reqwest client, admin token, ${WARMUP_SECS}s warm-up + ${SECS}s per scenario"
+    echo "API in-process (release), pool 32 connections; load: closed loop at concurrency $CONCURRENCY, one reqwest client, admin token, ${WARMUP_SECS}s warm-up + ${SECS}s per scenario"
     echo
     echo "corpus: $(kv "$C" observations) observations in $(kv "$C" projects) projects ($(kv "$C" project_a) in A), $(kv "$C" sessions) sessions, $(kv "$C" summaries) summaries; vocabulary $(kv "$C" vocabulary) words (Zipf), $(kv "$C" paths) paths"
     echo "  generated in $(kv "$C" generate_s) s (sessions $(kv "$C" sessions_s) s, observations $(kv "$C" observations_s) s on 2 connections, summaries $(kv "$C" summaries_s) s), VACUUM ANALYZE $(kv "$C" vacuum_s) s"
     echo "  sizes MB: database $(kv "$C" db_mb); observations $(kv "$C" observations_mb) total = table+TOAST $(kv "$C" observations_table_mb) + indexes $(kv "$C" observations_indexes_mb) (search GIN $(kv "$C" search_idx_mb)); summaries $(kv "$C" summaries_mb); sessions $(kv "$C" sessions_mb)"
     [[ -z $CTX ]] || echo "  SessionStart context: $(kv "$CTX" session_start_chars) characters of markdown"
     echo
-    printf '%-46s %8s %6s %8s %8s %8s %8s %8s  %s\n' scenario requests 'req/s' 'p50 ms' 'p90 ms' 'p99 ms' 'max ms' 'aim p99' 'meets  CPU % of 2 cores: busy = bench + postgres + other'
+    printf '%-46s %4s %8s %6s %8s %8s %8s %8s %8s  %s\n' scenario conc requests 'req/s' 'p50 ms' 'p90 ms' 'p99 ms' 'max ms' 'aim p99' \
+        'meets  CPU % of 2 cores: busy = bench + postgres + other'
     grep '^latency ' "$RAW" | while read -r L; do
-        S=$(kv "$L" scenario)
-        printf '%-46s %8s %6s %8s %8s %8s %8s %8s  %-5s  %s = %s + %s + %s\n' "$(label "$S")" "$(kv "$L" requests)" "$(kv "$L" rps)" \
+        S=$(kv "$L" scenario) N=$(kv "$L" concurrency)
+        printf '%-46s %4s %8s %6s %8s %8s %8s %8s %8s  %-5s  %s = %s + %s + %s\n' "$(label "$S")" "$N" "$(kv "$L" requests)" "$(kv "$L" rps)" \
             "$(kv "$L" p50_ms)" "$(kv "$L" p90_ms)" "$(kv "$L" p99_ms)" "$(kv "$L" max_ms)" "< $(kv "$L" aim_p99_ms)" "$(kv "$L" meets)" \
             "$(kv "$L" cpu_busy_pct)" "$(kv "$L" cpu_bench_pct)" "$(kv "$L" cpu_postgres_pct)" "$(kv "$L" cpu_other_pct)"
-        grep "^latency_class scenario=$S " "$RAW" | while read -r K; do
-            printf '%-46s %8s %6s %8s %8s %8s %8s\n' "  queries with $(kv "$K" class | tr _ ' ')" "$(kv "$K" requests)" "" \
+        { grep "^latency_class scenario=$S concurrency=$N " "$RAW" || true; } | while read -r K; do
+            printf '%-46s %4s %8s %6s %8s %8s %8s %8s\n' "$(if [[ $(kv "$K" class) == frequent ]]; then echo '  queries with a frequent word'; else echo '  queries of rare words only'; fi)" "" "$(kv "$K" requests)" "" \
                 "$(kv "$K" p50_ms)" "" "$(kv "$K" p99_ms)" "$(kv "$K" max_ms)"
         done
     done

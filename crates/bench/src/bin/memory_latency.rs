@@ -15,7 +15,7 @@
 //!    Every 50 observations of a project make one session (the agent is
 //!    claude-code, cursor or codex), and each session has one turn or
 //!    session summary (≈20,000). Text comes from `vocabulary()`: 24 stop
-//!    words, ~500 coding words and camelCase identifiers, 3,000 in all,
+//!    words, ~680 coding words and camelCase identifiers, 3,000 in all,
 //!    ordered by how common they should be. A word of rank r is picked with
 //!    probability ∝ 1/r (rank = ⌊3001^u⌋, `u` from `hashint8extended` of the
 //!    row number and position), so the corpus is the same on every run.
@@ -28,7 +28,8 @@
 //!    words. Each word is, by a fixed hash, either one of the 100 most
 //!    common coding words ("frequent") or any rarer one; the number of rows
 //!    each query matches in its project is counted.
-//! 3. **Load.** Per scenario, `--concurrency` (8) tasks share one reqwest
+//! 3. **Load.** Per scenario and each of `--concurrency` (8, then 1: 1 is
+//!    the service time without queueing), that many tasks share one reqwest
 //!    client and send requests back to back with the admin token: a warm-up
 //!    of `--warmup-secs`, then `--secs` measured. A request counts when it
 //!    started after the warm-up and ended within the window; any non-2xx
@@ -42,9 +43,10 @@
 //!
 //! Prints `key=value` lines that `bench/memory.sh` turns into a table:
 //! `database`, `corpus`, `matches`, `latency` (p50/p90/p99/max, req/s, and
-//! whether p99 meets the aim: context 20 ms, search 30 ms) and
-//! `latency_class` (search requests split by whether the query has a
-//! frequent word). `--psql-vars` writes the ids and sample queries for
+//! whether p99 meets the aim: context 20 ms, search 30 ms; and the CPU
+//! shares of the window from /proc: this process, this database's Postgres
+//! backends, the rest of the box) and `latency_class` (search requests
+//! split by whether the query has a frequent word). `--psql-vars` writes the ids and sample queries for
 //! `bench/explain.sql`; `--keep-db` leaves the database for it.
 
 use std::{
@@ -85,9 +87,9 @@ struct Args {
     /// Distinct queries per search scenario.
     #[arg(long, default_value_t = 100)]
     queries: usize,
-    /// Concurrent requests of the load generator.
-    #[arg(long, default_value_t = 8)]
-    concurrency: usize,
+    /// Concurrent requests of the load generator; every scenario runs at each.
+    #[arg(long, value_delimiter = ',', default_value = "8,1")]
+    concurrency: Vec<usize>,
     /// Warm-up of each scenario, not measured.
     #[arg(long, default_value_t = 3)]
     warmup_secs: u64,
@@ -178,7 +180,7 @@ async fn main() -> anyhow::Result<()> {
     sanity_check(&app, &scenarios).await?;
 
     let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(args.concurrency)
+        .pool_max_idle_per_host(args.concurrency.iter().copied().max().unwrap_or(1))
         .timeout(Duration::from_secs(30))
         .build()?;
     let target = Arc::new(Target {
@@ -186,13 +188,20 @@ async fn main() -> anyhow::Result<()> {
         base: app.base.clone(),
         token: app.admin_token.clone(),
     });
-    for scenario in scenarios {
-        let aim = match scenario.kind {
-            Kind::Search => SEARCH_AIM_MS,
-            _ => CONTEXT_AIM_MS,
-        };
-        let run = drive(&target, Arc::new(scenario), &args, &pool).await?;
-        run.print(aim, args.secs);
+    let scenarios: Vec<Arc<Scenario>> = scenarios.into_iter().map(Arc::new).collect();
+    let mut runs = 0;
+    for &concurrency in &args.concurrency {
+        for scenario in &scenarios {
+            let aim = match scenario.kind {
+                Kind::Search => SEARCH_AIM_MS,
+                _ => CONTEXT_AIM_MS,
+            };
+            // Request numbers of each run are its own: every SessionStart is a new session.
+            let first = runs * 100_000_000;
+            runs += 1;
+            let run = drive(&target, scenario.clone(), concurrency, first, &args, &pool).await?;
+            run.print(aim, args.secs);
+        }
     }
 
     pool.close().await;
@@ -720,6 +729,7 @@ async fn sanity_check(app: &TestApp, scenarios: &[Scenario]) -> anyhow::Result<(
 
 struct Run {
     name: &'static str,
+    concurrency: usize,
     /// (ms, class) of each measured request.
     samples: Vec<(f64, usize)>,
     has_classes: bool,
@@ -730,15 +740,17 @@ struct Run {
 async fn drive(
     target: &Arc<Target>,
     scenario: Arc<Scenario>,
+    concurrency: usize,
+    first: usize,
     args: &Args,
     pool: &PgPool,
 ) -> anyhow::Result<Run> {
     let start = Instant::now();
     let measured_from = start + Duration::from_secs(args.warmup_secs);
     let end = measured_from + Duration::from_secs(args.secs);
-    let next = Arc::new(AtomicUsize::new(0));
+    let next = Arc::new(AtomicUsize::new(first));
     let mut tasks = JoinSet::new();
-    for _ in 0..args.concurrency {
+    for _ in 0..concurrency {
         let (target, scenario, next) = (target.clone(), scenario.clone(), next.clone());
         tasks.spawn(async move {
             let mut samples = Vec::new();
@@ -775,6 +787,7 @@ async fn drive(
     }
     Ok(Run {
         name: scenario.name,
+        concurrency,
         samples,
         has_classes: scenario.kind == Kind::Search,
         cpu,
@@ -854,10 +867,11 @@ impl Run {
         ms.sort_by(f64::total_cmp);
         let p99 = quantile(&ms, 0.99);
         println!(
-            "latency scenario={} requests={} rps={:.0} p50_ms={:.1} p90_ms={:.1} p99_ms={p99:.1} max_ms={:.1} \
+            "latency scenario={} concurrency={} requests={} rps={:.0} p50_ms={:.1} p90_ms={:.1} p99_ms={p99:.1} max_ms={:.1} \
              aim_p99_ms={aim_ms:.0} meets={} cpu_busy_pct={:.0} cpu_bench_pct={:.0} cpu_postgres_pct={:.0} \
              cpu_other_pct={:.0}",
             self.name,
+            self.concurrency,
             ms.len(),
             ms.len() as f64 / secs as f64,
             quantile(&ms, 0.5),
@@ -881,8 +895,10 @@ impl Run {
                 .collect();
             ms.sort_by(f64::total_cmp);
             println!(
-                "latency_class scenario={} class={label} requests={} p50_ms={:.1} p99_ms={:.1} max_ms={:.1}",
+                "latency_class scenario={} concurrency={} class={label} requests={} p50_ms={:.1} p99_ms={:.1} \
+                 max_ms={:.1}",
                 self.name,
+                self.concurrency,
                 ms.len(),
                 quantile(&ms, 0.5),
                 quantile(&ms, 0.99),

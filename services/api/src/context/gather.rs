@@ -108,16 +108,21 @@ pub async fn candidates(pool: &PgPool, project_id: Uuid, query: Option<&str>) ->
     })
 }
 
-/// The best matches of any of the query's words, weighted title > facts > narrative, newer first on ties.
+/// The best matches of any of the query's words, weighted title > facts >
+/// narrative, newer first on ties. Only the newest `RANKED_MATCHES` matches
+/// are ranked (as in search): ranking reads each match's whole vector.
 pub async fn matching(pool: &PgPool, project_id: Uuid, or_query: &str) -> sqlx::Result<Vec<ObservationItem>> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {OBSERVATION_COLUMNS} FROM observations
-         WHERE project_id = $1 AND search @@ to_tsquery('english', $2)
+        "SELECT {OBSERVATION_COLUMNS} FROM (
+             SELECT {OBSERVATION_COLUMNS}, search FROM observations
+             WHERE project_id = $1 AND search @@ to_tsquery('english', $2)
+             ORDER BY created_at DESC LIMIT $4) newest_matches
          ORDER BY ts_rank(search, to_tsquery('english', $2)) DESC, created_at DESC LIMIT $3"
     )))
     .bind(project_id)
     .bind(or_query)
     .bind(DETAILED)
+    .bind(crate::search::RANKED_MATCHES)
     .fetch_all(pool)
     .await
 }

@@ -17,6 +17,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 pub use cursor::{Cursor, at_offset};
+pub use sql::RANKED_MATCHES;
 
 use crate::{
     error::{ApiError, ApiResult},

@@ -2,13 +2,12 @@
 //! one projection (`UNION ALL`), ordered and paged in SQL; then the rows of
 //! the page, loaded by id.
 //!
-//! The statement text depends only on the order. Every value is a bound
-//! parameter at a fixed position; a filter left empty is bound as NULL (or
-//! an empty array) and its condition reads `$n IS NULL OR …`, which
-//! Postgres folds away when it plans with the values, leaving the indexes
-//! of migrations 0003/0004 usable (GIN on `search`, on
-//! `files_read || files_modified` and on `concepts`; btree on
-//! `(project_id, created_at)`).
+//! The statement text depends on the order and on which filters are in use
+//! (`Shape`): only their conditions are written, so every plan — custom or
+//! generic — can use the indexes of migrations 0004/0005 (GIN on
+//! `(project_id, search)`, on `files_read || files_modified` and on
+//! `concepts`; btree on `(project_id, created_at)`). Every value is a bound
+//! parameter at a fixed position; one a statement does not use is still bound.
 //!
 //! | $  | value |
 //! |----|-------|
@@ -24,7 +23,7 @@
 //! | 10 | platform source of the session |
 //! | 11 | since (inclusive) |
 //! | 12 | until (inclusive) |
-//! | 13 | summaries wanted |
+//! | 13 | summaries wanted (decided in `Shape`; bound, unused) |
 //! | 14 | rows to fetch (the page plus one, to know if there is more) |
 //! | 15 | offset |
 
@@ -61,24 +60,111 @@ pub struct Params<'a> {
     pub offset: i64,
 }
 
-/// Conditions shared by both sources: the project, the clock, the text, the
-/// session and its agent, the date range. `alias` is the table's.
-fn common_conditions(alias: &str) -> String {
-    format!(
-        "{alias}.project_id = $1
-         AND {alias}.created_at <= {AS_OF}
-         AND ($3::text IS NULL OR {alias}.search @@ {TSQUERY})
-         AND ($8::uuid IS NULL OR {alias}.session_id = $8::uuid)
-         AND (($9::text IS NULL AND $10::text IS NULL) OR EXISTS (
-                SELECT 1 FROM sessions s WHERE s.project_id = $1 AND s.id = {alias}.session_id
-                  AND ($9::text IS NULL OR s.agent = $9::text)
-                  AND ($10::text IS NULL OR s.platform_source = $10::text)))
-         AND ($11::timestamptz IS NULL OR {alias}.created_at >= $11::timestamptz)
-         AND ($12::timestamptz IS NULL OR {alias}.created_at <= $12::timestamptz)"
-    )
+/// Which filters a search uses. Only their conditions are written into the
+/// statement, so the planner sees plain predicates (`search @@ …`, `kind =
+/// ANY(…)`) and picks their indexes; `$n IS NULL OR …` forms would hide them
+/// from a generic plan.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shape {
+    pub query: bool,
+    pub kinds: bool,
+    pub concepts: bool,
+    pub file: bool,
+    pub session: bool,
+    pub session_attrs: bool,
+    pub since: bool,
+    pub until: bool,
+    /// Summaries are wanted and no filter excludes them.
+    pub summaries: bool,
 }
 
-pub fn statement(order: Order) -> String {
+impl Shape {
+    pub fn of(p: &Params<'_>) -> Self {
+        let f = p.filters;
+        Self {
+            query: p.query.is_some(),
+            kinds: !f.kinds.is_empty(),
+            concepts: !f.concepts.is_empty(),
+            file: f.file.is_some(),
+            session: f.session_id.is_some(),
+            session_attrs: f.agent.is_some() || f.platform_source.is_some(),
+            since: f.since.is_some(),
+            until: f.until.is_some(),
+            // Summaries have no type, concept or file: such a filter excludes them.
+            summaries: p.summaries && f.kinds.is_empty() && f.concepts.is_empty() && f.file.is_none(),
+        }
+    }
+}
+
+/// A query matching more rows than this ranks only its newest this-many
+/// matches: ranking reads each match's whole vector, and recency is half the
+/// score anyway. Filters narrow the matches before the cap applies.
+pub const RANKED_MATCHES: i64 = 1_000;
+
+/// Conditions shared by both sources: the project, the clock, the text, the
+/// session and its agent, the date range. `alias` is the table's.
+fn common_conditions(alias: &str, shape: Shape) -> String {
+    let mut c = vec![
+        format!("{alias}.project_id = $1"),
+        format!("{alias}.created_at <= {AS_OF}"),
+    ];
+    if shape.query {
+        c.push(format!("{alias}.search @@ {TSQUERY}"));
+    }
+    if shape.session {
+        c.push(format!("{alias}.session_id = $8::uuid"));
+    }
+    if shape.session_attrs {
+        c.push(format!(
+            "EXISTS (SELECT 1 FROM sessions s WHERE s.project_id = $1 AND s.id = {alias}.session_id
+                       AND ($9::text IS NULL OR s.agent = $9::text)
+                       AND ($10::text IS NULL OR s.platform_source = $10::text))"
+        ));
+    }
+    if shape.since {
+        c.push(format!("{alias}.created_at >= $11::timestamptz"));
+    }
+    if shape.until {
+        c.push(format!("{alias}.created_at <= $12::timestamptz"));
+    }
+    c.join("\n AND ")
+}
+
+fn observation_conditions(shape: Shape) -> String {
+    let mut c = vec![common_conditions("o", shape)];
+    if shape.kinds {
+        c.push("o.kind = ANY($4::text[])".into());
+    }
+    if shape.concepts {
+        c.push("o.concepts && $5::text[]".into());
+    }
+    if shape.file {
+        c.push(
+            "((o.files_read || o.files_modified) @> ARRAY[$6::text]
+              OR EXISTS (SELECT 1 FROM unnest(o.files_read || o.files_modified) AS f(path)
+                         WHERE f.path LIKE $7::text))"
+                .into(),
+        );
+    }
+    c.join("\n AND ")
+}
+
+/// One source's candidates: with a query ranked by relevance, its newest
+/// `RANKED_MATCHES` matches; otherwise every row the conditions keep.
+fn source(table: &str, alias: &str, conditions: &str, order: Order, shape: Shape) -> String {
+    if shape.query && order == Order::Relevance {
+        format!(
+            "(SELECT {alias}.id, {alias}.created_at, {alias}.search FROM {table} {alias}
+              WHERE {conditions} ORDER BY {alias}.created_at DESC LIMIT {RANKED_MATCHES})"
+        )
+    } else {
+        format!(
+            "(SELECT {alias}.id, {alias}.created_at, {alias}.search FROM {table} {alias} WHERE {conditions})"
+        )
+    }
+}
+
+pub fn statement(order: Order, shape: Shape) -> String {
     let order_by = match order {
         Order::Relevance => "score DESC, created_at DESC, id DESC",
         Order::Newest => "created_at DESC, id DESC",
@@ -89,31 +175,32 @@ pub fn statement(order: Order) -> String {
     // newest walks `(project_id, created_at)` and stops early; then the two
     // are merged and paged. Ids are unique across both tables (UUIDs), so
     // `id` settles every tie.
-    format!(
+    let observations = source("observations", "o", &observation_conditions(shape), order, shape);
+    let mut sql = format!(
         "SELECT source, id, score, {AS_OF} AS as_of FROM (
              (SELECT 'observation'::text AS source, o.id, o.created_at, {obs_score} AS score
-              FROM observations o
-              WHERE {obs_common}
-                AND (cardinality($4::text[]) = 0 OR o.kind = ANY($4::text[]))
-                AND (cardinality($5::text[]) = 0 OR o.concepts && $5::text[])
-                AND ($6::text IS NULL
-                     OR (o.files_read || o.files_modified) @> ARRAY[$6::text]
-                     OR EXISTS (SELECT 1 FROM unnest(o.files_read || o.files_modified) AS f(path)
-                                WHERE f.path LIKE $7::text))
-              ORDER BY {order_by} LIMIT $14 + $15)
+              FROM {observations} o
+              ORDER BY {order_by} LIMIT $14 + $15)",
+        obs_score = score("o"),
+    );
+    if shape.summaries {
+        let summaries = source("summaries", "su", &common_conditions("su", shape), order, shape);
+        sql.push_str(&format!(
+            "
              UNION ALL
              (SELECT 'summary'::text AS source, su.id, su.created_at, {sum_score} AS score
-              FROM summaries su
-              WHERE $13::boolean AND {sum_common}
-              ORDER BY {order_by} LIMIT $14 + $15)
+              FROM {summaries} su
+              ORDER BY {order_by} LIMIT $14 + $15)",
+            sum_score = score("su"),
+        ));
+    }
+    sql.push_str(&format!(
+        "
          ) hits
          ORDER BY {order_by}
-         LIMIT $14 OFFSET $15",
-        obs_score = score("o"),
-        sum_score = score("su"),
-        obs_common = common_conditions("o"),
-        sum_common = common_conditions("su"),
-    )
+         LIMIT $14 OFFSET $15"
+    ));
+    sql
 }
 
 /// `%/<file>` with `LIKE`'s own characters escaped: a path that ends in `/<file>`.
@@ -130,7 +217,7 @@ pub fn suffix_pattern(file: &str) -> String {
 
 pub async fn hits(pool: &PgPool, order: Order, p: &Params<'_>) -> sqlx::Result<Vec<HitKey>> {
     let f = p.filters;
-    sqlx::query_as(sqlx::AssertSqlSafe(statement(order)))
+    sqlx::query_as(sqlx::AssertSqlSafe(statement(order, Shape::of(p))))
         .bind(p.project_id)
         .bind(p.as_of)
         .bind(p.query)
@@ -200,13 +287,51 @@ mod tests {
     }
 
     #[test]
-    fn every_parameter_is_used_by_every_statement() {
+    fn only_the_filters_in_use_are_written() {
+        let bare = statement(
+            Order::Relevance,
+            Shape {
+                summaries: true,
+                ..Shape::default()
+            },
+        );
+        assert!(
+            !bare.contains("@@") && !bare.contains("$4") && !bare.contains("$6"),
+            "{bare}"
+        );
+        assert!(bare.contains("UNION ALL"), "summaries are searched when wanted");
+        let full = Shape {
+            query: true,
+            kinds: true,
+            concepts: true,
+            file: true,
+            session: true,
+            session_attrs: true,
+            since: true,
+            until: true,
+            summaries: false,
+        };
         for order in [Order::Relevance, Order::Newest, Order::Oldest] {
-            let sql = statement(order);
-            for n in 1..=15 {
+            let sql = statement(order, full);
+            for n in (1..=12).chain(14..=15) {
                 assert!(sql.contains(&format!("${n}")), "${n} in {sql}");
             }
-            assert!(!sql.contains("$16"));
+            assert!(!sql.contains("UNION ALL"), "no summaries asked for");
+            assert_eq!(
+                sql.contains(&format!("LIMIT {RANKED_MATCHES}")),
+                order == Order::Relevance
+            );
         }
+        let text = Shape {
+            query: true,
+            summaries: true,
+            ..Shape::default()
+        };
+        assert_eq!(
+            statement(Order::Relevance, text)
+                .matches(&format!("LIMIT {RANKED_MATCHES}"))
+                .count(),
+            2
+        );
     }
 }
