@@ -32,10 +32,12 @@ ORDER BY created_at DESC, id DESC LIMIT $2;
 PREPARE context_count(uuid, int8) AS
 SELECT count(*) FROM (SELECT 1 FROM observations WHERE project_id = $1 LIMIT $2) capped;
 
-PREPARE context_matching(uuid, text, int8) AS
-SELECT id, kind, title, subtitle, facts, narrative, files_read, files_modified, created_at
-FROM observations
-WHERE project_id = $1 AND search @@ to_tsquery('english', $2)
+PREPARE context_matching(uuid, text, int8, int8) AS
+SELECT id, kind, title, subtitle, facts, narrative, files_read, files_modified, created_at FROM (
+    SELECT id, kind, title, subtitle, facts, narrative, files_read, files_modified, created_at, search
+    FROM observations
+    WHERE project_id = $1 AND search @@ to_tsquery('english', $2)
+    ORDER BY created_at DESC LIMIT $4) newest_matches
 ORDER BY ts_rank(search, to_tsquery('english', $2)) DESC, created_at DESC LIMIT $3;
 
 \echo '== context: settings'
@@ -47,12 +49,15 @@ EXPLAIN (ANALYZE, BUFFERS) EXECUTE context_recent(:'project_a', 80);
 \echo '== context: count capped at 1000'
 EXPLAIN (ANALYZE, BUFFERS) EXECUTE context_count(:'project_a', 1000);
 \echo '== context with a query (POST /v1/context, UserPromptSubmit): OR of 6 words'
-EXPLAIN (ANALYZE, BUFFERS) EXECUTE context_matching(:'project_a', :'prompt_or', 3);
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE context_matching(:'project_a', :'prompt_or', 3, 1000);
 
 -- ------------------------------------------------------------ search (search/sql.rs, Order::Relevance)
--- $1 project, $2 as_of, $3 query, $4 types, $5 concepts, $6 file, $7 file
--- suffix pattern, $8 session, $9 agent, $10 platform source, $11 since,
--- $12 until, $13 summaries, $14 page + 1, $15 offset.
+-- The statement for a query and no filter, summaries included (Shape { query,
+-- summaries }): only the conditions in use are written, each source ranks
+-- its RANKED_MATCHES (1,000) newest matches. All 15 parameters are bound, as
+-- sqlx binds them: $1 project, $2 as_of, $3 query, $4 types, $5 concepts,
+-- $6 file, $7 file suffix pattern, $8 session, $9 agent, $10 platform
+-- source, $11 since, $12 until, $13 summaries (unused), $14 page + 1, $15 offset.
 
 PREPARE search_hits(uuid, timestamptz, text, text[], text[], text, text, uuid, text, text,
                     timestamptz, timestamptz, boolean, int8, int8) AS
@@ -63,23 +68,11 @@ SELECT source, id, score, coalesce($2::timestamptz, now()) AS as_of FROM (
                 * (1 + 1 / (1 + greatest(0, extract(epoch FROM coalesce($2::timestamptz, now()) - o.created_at)::float8)
                                 / 86400 / 14.0))
             END AS score
-     FROM observations o
-     WHERE o.project_id = $1
-       AND o.created_at <= coalesce($2::timestamptz, now())
-       AND ($3::text IS NULL OR o.search @@ websearch_to_tsquery('english', $3::text))
-       AND ($8::uuid IS NULL OR o.session_id = $8::uuid)
-       AND (($9::text IS NULL AND $10::text IS NULL) OR EXISTS (
-              SELECT 1 FROM sessions s WHERE s.project_id = $1 AND s.id = o.session_id
-                AND ($9::text IS NULL OR s.agent = $9::text)
-                AND ($10::text IS NULL OR s.platform_source = $10::text)))
-       AND ($11::timestamptz IS NULL OR o.created_at >= $11::timestamptz)
-       AND ($12::timestamptz IS NULL OR o.created_at <= $12::timestamptz)
-       AND (cardinality($4::text[]) = 0 OR o.kind = ANY($4::text[]))
-       AND (cardinality($5::text[]) = 0 OR o.concepts && $5::text[])
-       AND ($6::text IS NULL
-            OR (o.files_read || o.files_modified) @> ARRAY[$6::text]
-            OR EXISTS (SELECT 1 FROM unnest(o.files_read || o.files_modified) AS f(path)
-                       WHERE f.path LIKE $7::text))
+     FROM (SELECT o.id, o.created_at, o.search FROM observations o
+           WHERE o.project_id = $1
+             AND o.created_at <= coalesce($2::timestamptz, now())
+             AND o.search @@ websearch_to_tsquery('english', $3::text)
+           ORDER BY o.created_at DESC LIMIT 1000) o
      ORDER BY score DESC, created_at DESC, id DESC LIMIT $14 + $15)
     UNION ALL
     (SELECT 'summary'::text AS source, su.id, su.created_at,
@@ -88,18 +81,11 @@ SELECT source, id, score, coalesce($2::timestamptz, now()) AS as_of FROM (
                 * (1 + 1 / (1 + greatest(0, extract(epoch FROM coalesce($2::timestamptz, now()) - su.created_at)::float8)
                                 / 86400 / 14.0))
             END AS score
-     FROM summaries su
-     WHERE $13::boolean
-       AND su.project_id = $1
-       AND su.created_at <= coalesce($2::timestamptz, now())
-       AND ($3::text IS NULL OR su.search @@ websearch_to_tsquery('english', $3::text))
-       AND ($8::uuid IS NULL OR su.session_id = $8::uuid)
-       AND (($9::text IS NULL AND $10::text IS NULL) OR EXISTS (
-              SELECT 1 FROM sessions s WHERE s.project_id = $1 AND s.id = su.session_id
-                AND ($9::text IS NULL OR s.agent = $9::text)
-                AND ($10::text IS NULL OR s.platform_source = $10::text)))
-       AND ($11::timestamptz IS NULL OR su.created_at >= $11::timestamptz)
-       AND ($12::timestamptz IS NULL OR su.created_at <= $12::timestamptz)
+     FROM (SELECT su.id, su.created_at, su.search FROM summaries su
+           WHERE su.project_id = $1
+             AND su.created_at <= coalesce($2::timestamptz, now())
+             AND su.search @@ websearch_to_tsquery('english', $3::text)
+           ORDER BY su.created_at DESC LIMIT 1000) su
      ORDER BY score DESC, created_at DESC, id DESC LIMIT $14 + $15)
 ) hits
 ORDER BY score DESC, created_at DESC, id DESC

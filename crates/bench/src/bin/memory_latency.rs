@@ -46,8 +46,9 @@
 //! whether p99 meets the aim: context 20 ms, search 30 ms; and the CPU
 //! shares of the window from /proc: this process, this database's Postgres
 //! backends, the rest of the box) and `latency_class` (search requests
-//! split by whether the query has a frequent word). `--psql-vars` writes the ids and sample queries for
-//! `bench/explain.sql`; `--keep-db` leaves the database for it.
+//! split by whether the query has a frequent word). `--psql-vars` writes
+//! the ids and sample queries for `bench/explain.sql`; `--keep-db` leaves
+//! the database for it.
 
 use std::{
     collections::HashSet,
