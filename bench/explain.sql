@@ -120,10 +120,10 @@ PREPARE load_summaries(uuid, uuid[]) AS
 SELECT id, session_id, scope, prompt_number, request, learned, completed, next_steps, created_at
 FROM summaries WHERE project_id = $1 AND id = ANY($2);
 
-SELECT array_agg(id)::text AS page_ids
+SELECT coalesce(array_agg(id), '{}')::text AS page_ids
 FROM (SELECT id FROM observations WHERE project_id = :'project_a'
       AND search @@ websearch_to_tsquery('english', :'q1_median') ORDER BY id LIMIT 20) page \gset
-SELECT array_agg(id)::text AS summary_ids
+SELECT coalesce(array_agg(id), '{}')::text AS summary_ids
 FROM (SELECT id FROM summaries WHERE project_id = :'project_a' ORDER BY id LIMIT 5) page \gset
 
 \echo '== search: load 20 observations by id'

@@ -141,6 +141,18 @@ async fn main() -> anyhow::Result<()> {
     })
     .await;
     println!("database url={}", app.database_url);
+    let result = run(&args, &app).await;
+    if args.keep_db {
+        app.pool.close().await;
+        result
+    } else {
+        // Dropped on failure too, so repeated runs do not pile up databases.
+        let dropped = drop_database(&app.pool, &app.database_url).await;
+        result.and(dropped)
+    }
+}
+
+async fn run(args: &Args, app: &TestApp) -> anyhow::Result<()> {
     // The bench's own SQL runs on a pool of its own, beside the API's.
     let pool = PgPoolOptions::new()
         .max_connections(2)
@@ -148,8 +160,8 @@ async fn main() -> anyhow::Result<()> {
         .await?;
 
     let vocab = vocabulary();
-    let projects = create_projects(&app, args.projects).await?;
-    generate(&args, &app, &pool, &vocab, &projects).await?;
+    let projects = create_projects(app, args.projects).await?;
+    generate(args, app, &pool, &vocab, &projects).await?;
 
     let small = projects[1];
     let sets = [1, 2, 4].map(|n| queries(&vocab, n, args.queries));
@@ -176,9 +188,9 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     if let Some(path) = &args.psql_vars {
-        write_psql_vars(path, &app, small, &samples)?;
+        write_psql_vars(path, app, small, &samples)?;
     }
-    sanity_check(&app, &scenarios).await?;
+    sanity_check(app, &scenarios).await?;
 
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(args.concurrency.iter().copied().max().unwrap_or(1))
@@ -200,18 +212,13 @@ async fn main() -> anyhow::Result<()> {
             // Request numbers of each run are its own: every SessionStart is a new session.
             let first = runs * 100_000_000;
             runs += 1;
-            let run = drive(&target, scenario.clone(), concurrency, first, &args, &pool).await?;
+            let run = drive(&target, scenario.clone(), concurrency, first, args, &pool).await?;
             run.print(aim, args.secs);
         }
     }
 
     pool.close().await;
-    if args.keep_db {
-        app.pool.close().await;
-        Ok(())
-    } else {
-        drop_database(&app.pool, &app.database_url).await
-    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------- corpus
@@ -335,7 +342,9 @@ async fn generate(
         "SELECT pg_database_size(current_database()) / 1048576.0::float8,
                 pg_total_relation_size('observations') / 1048576.0::float8,
                 pg_table_size('observations') / 1048576.0::float8,
-                pg_relation_size('observations_search_idx') / 1048576.0::float8,
+                (SELECT sum(pg_relation_size(format('%I', indexname)::regclass)) FROM pg_indexes
+                 WHERE tablename = 'observations' AND indexdef LIKE '%(search)%'
+                    OR tablename = 'observations' AND indexdef LIKE '%, search)%') / 1048576.0::float8,
                 pg_indexes_size('observations') / 1048576.0::float8,
                 pg_total_relation_size('summaries') / 1048576.0::float8,
                 pg_total_relation_size('sessions') / 1048576.0::float8",
