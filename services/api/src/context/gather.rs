@@ -119,6 +119,8 @@ pub async fn matching(pool: &PgPool, project_id: Uuid, or_query: &str) -> sqlx::
              ORDER BY created_at DESC LIMIT $4) newest_matches
          ORDER BY ts_rank(search, to_tsquery('english', $2)) DESC, created_at DESC LIMIT $3"
     )))
+    // Planned with the words each time: a generic plan sorts every match.
+    .persistent(false)
     .bind(project_id)
     .bind(or_query)
     .bind(DETAILED)

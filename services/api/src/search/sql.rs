@@ -217,7 +217,10 @@ pub fn suffix_pattern(file: &str) -> String {
 
 pub async fn hits(pool: &PgPool, order: Order, p: &Params<'_>) -> sqlx::Result<Vec<HitKey>> {
     let f = p.filters;
+    // Not kept prepared: a generic plan fetches and sorts every match of a
+    // frequent word (≈190 ms against ≈20 ms planned with the values).
     sqlx::query_as(sqlx::AssertSqlSafe(statement(order, Shape::of(p))))
+        .persistent(false)
         .bind(p.project_id)
         .bind(p.as_of)
         .bind(p.query)
