@@ -24,15 +24,7 @@
 # BENCH_REDIS_URL (redis://127.0.0.1:6379/14).
 set -euo pipefail
 
-BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(dirname "$BENCH_DIR")
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/cairn-target}
-export PGHOST=${PGHOST:-127.0.0.1} PGPORT=${PGPORT:-5432} PGUSER=${PGUSER:-postgres}
-# Where cairn_testkit makes its databases, and the Redis it gives API and
-# generators: a database of its own, so other generators on the same Redis
-# (tests running alongside) cannot take this run's wake-ups.
-export CAIRN_TEST_DATABASE_URL=${CAIRN_TEST_DATABASE_URL:-postgres://$PGUSER@$PGHOST:$PGPORT/postgres}
-export CAIRN_TEST_REDIS_URL=${BENCH_REDIS_URL:-redis://127.0.0.1:6379/14}
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" generator
 JOBS=${JOBS:-5000}
 WORKERS=${WORKERS:-8}
 PROCS=${PROCS:-1,2}
@@ -42,20 +34,6 @@ PGBENCH_CLIENTS=${PGBENCH_CLIENTS:-8}
 PGBENCH_THREADS=${PGBENCH_THREADS:-2}
 PGBENCH_SECS=${PGBENCH_SECS:-15}
 PGBENCH_ROWS=${PGBENCH_ROWS:-200000}
-
-STAMP=$(date +%Y%m%d-%H%M%S)
-OUT_DIR=$BENCH_DIR/out
-WORK=$OUT_DIR/generator-$STAMP.d
-REPORT=$OUT_DIR/generator-$STAMP.txt
-mkdir -p "$WORK"
-
-log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() {
-    printf '\nFAIL: %s\n' "$*" >&2
-    exit 1
-}
-# kv <line> <key>: the value of key=value in a result line.
-kv() { tr ' ' '\n' <<<"$1" | awk -v k="$2" 'index($0, k "=") == 1 { print substr($0, length(k) + 2); exit }'; }
 
 # ---------------------------------------------------------------- 1. tools and build
 for tool in cargo psql pgbench awk; do command -v "$tool" >/dev/null || die "$tool is required but not on PATH"; done

@@ -23,32 +23,13 @@
 # (redis://127.0.0.1:6379/14).
 set -euo pipefail
 
-BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(dirname "$BENCH_DIR")
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/cairn-target}
-export PGHOST=${PGHOST:-127.0.0.1} PGPORT=${PGPORT:-5432} PGUSER=${PGUSER:-postgres}
-export CAIRN_TEST_DATABASE_URL=${CAIRN_TEST_DATABASE_URL:-postgres://$PGUSER@$PGHOST:$PGPORT/postgres}
-export CAIRN_TEST_REDIS_URL=${BENCH_REDIS_URL:-redis://127.0.0.1:6379/14}
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" memory
 SECS=${SECS:-20}
 WARMUP_SECS=${WARMUP_SECS:-3}
 CONCURRENCY=${CONCURRENCY:-8,1}
 QUERIES=${QUERIES:-100}
 OBS_TOTAL=${OBS_TOTAL:-1000000}
 OBS_A=${OBS_A:-100000}
-
-STAMP=$(date +%Y%m%d-%H%M%S)
-OUT_DIR=$BENCH_DIR/out
-WORK=$OUT_DIR/memory-$STAMP.d
-REPORT=$OUT_DIR/memory-$STAMP.txt
-mkdir -p "$WORK"
-
-log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() {
-    printf '\nFAIL: %s\n' "$*" >&2
-    exit 1
-}
-# kv <line> <key>: the value of key=value in a result line.
-kv() { tr ' ' '\n' <<<"$1" | awk -v k="$2" 'index($0, k "=") == 1 { print substr($0, length(k) + 2); exit }'; }
 
 # ---------------------------------------------------------------- 1. tools and build
 for tool in cargo psql awk; do command -v "$tool" >/dev/null || die "$tool is required but not on PATH"; done

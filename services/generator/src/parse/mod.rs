@@ -24,7 +24,7 @@ mod entities;
 mod read;
 mod scan;
 mod text;
-mod vocab;
+pub(crate) mod vocab;
 
 #[cfg(test)]
 mod proptests;

@@ -183,27 +183,11 @@ mod tests {
 
     #[test]
     fn system_prompts_name_every_type_and_concept() {
-        let types = [
-            "bugfix",
-            "feature",
-            "refactor",
-            "change",
-            "discovery",
-            "decision",
-            "security_alert",
-        ];
-        let concepts = [
-            "how-it-works",
-            "why-it-exists",
-            "what-changed",
-            "problem-solution",
-            "gotcha",
-            "pattern",
-        ];
-        for word in types
+        use crate::parse::vocab::{KNOWN_CONCEPTS, KNOWN_TYPES};
+        for word in KNOWN_TYPES
             .iter()
-            .chain(&concepts)
-            .chain(&["security_note", "trade-off", "<skip_summary"])
+            .chain(&KNOWN_CONCEPTS)
+            .chain(&["<skip_summary"])
         {
             assert!(OBSERVATIONS.contains(word), "{word}");
         }
