@@ -1,0 +1,142 @@
+//! The `cairn` command written into agents' files, and how Cairn recognises
+//! its own entries again (so install can replace them and uninstall remove
+//! them without touching anyone else's hooks).
+
+use std::path::{Path, PathBuf};
+
+use crate::{agent::Agent, client_config::Env};
+
+/// The program agents should run: plain `cairn` when that resolves on PATH to
+/// this very binary (so a committed project file carries no machine-specific
+/// path), else the absolute path of the running binary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Program {
+    /// The path or name as an `exec` argument (MCP servers' `command`).
+    pub exec: String,
+}
+
+impl Program {
+    pub fn detect(env: &dyn Env) -> anyhow::Result<Program> {
+        let exe = std::env::current_exe()?;
+        let exe = exe.canonicalize().unwrap_or(exe);
+        let on_path = env
+            .var("PATH")
+            .map(|p| std::env::split_paths(&p).collect::<Vec<PathBuf>>())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|dir| dir.join("cairn"))
+            .find(|candidate| candidate.is_file());
+        let same = on_path
+            .and_then(|c| c.canonicalize().ok())
+            .is_some_and(|c| c == exe);
+        let exec = if same {
+            "cairn".to_string()
+        } else {
+            exe.to_string_lossy().into_owned()
+        };
+        Ok(Program { exec })
+    }
+
+    /// The program as a shell word (command hooks run through a shell).
+    pub fn shell_word(&self) -> String {
+        shell_quote(&self.exec)
+    }
+
+    /// `<cairn> hook <agent>`.
+    pub fn hook_command(&self, agent: Agent) -> String {
+        format!("{} hook {}", self.shell_word(), agent.slug())
+    }
+}
+
+fn shell_quote(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// Splits a command line into words, honouring single and double quotes and
+/// backslashes: enough to read back what `hook_command` wrote, or a hand-edited
+/// variant of it.
+fn shell_words(line: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c => w.push(c),
+                    }
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => w.push(chars.next()?),
+                        c => w.push(c),
+                    }
+                }
+            }
+            '\\' => word.get_or_insert_with(String::new).push(chars.next()?),
+            c if c.is_whitespace() => words.extend(word.take()),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    Some(words)
+}
+
+/// Whether `program` names a cairn binary (by file name, wherever it lives).
+pub fn is_cairn_program(program: &str) -> bool {
+    Path::new(program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n == "cairn" || n == "cairn.exe")
+}
+
+/// Whether a hook command is Cairn's own for this agent: exactly
+/// `<…/cairn> hook <agent>`.
+pub fn is_cairn_hook(command: &str, agent: Agent) -> bool {
+    match shell_words(command).as_deref() {
+        Some([program, verb, name]) => is_cairn_program(program) && verb == "hook" && name == agent.slug(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_its_own_commands_only() {
+        let plain = Program { exec: "cairn".into() };
+        let spaced = Program {
+            exec: "/opt/my tools/cairn".into(),
+        };
+        for p in [&plain, &spaced] {
+            let cmd = p.hook_command(Agent::Cursor);
+            assert!(is_cairn_hook(&cmd, Agent::Cursor), "{cmd}");
+            assert!(!is_cairn_hook(&cmd, Agent::Codex), "{cmd}");
+        }
+        assert_eq!(
+            spaced.hook_command(Agent::Gemini),
+            "'/opt/my tools/cairn' hook gemini"
+        );
+        assert!(is_cairn_hook(
+            "\"/usr/local/bin/cairn\" hook gemini",
+            Agent::Gemini
+        ));
+        assert!(!is_cairn_hook("cairn-lint hook gemini", Agent::Gemini));
+        assert!(!is_cairn_hook("cairn hook gemini --verbose", Agent::Gemini));
+        assert!(!is_cairn_hook("echo cairn hook gemini", Agent::Gemini));
+        assert!(!is_cairn_hook("'unterminated", Agent::Gemini));
+    }
+}
