@@ -1,0 +1,92 @@
+//! The query string of a hook call: `project` (when configured), and the
+//! repository identity of the hook's working directory.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::git::Repo;
+use crate::agent::Agent;
+
+/// The hook's working directory: the body's `cwd`, Cursor's first
+/// `workspace_roots`, else the process's own.
+pub fn workdir(agent: Agent, body: &Value) -> PathBuf {
+    let from_body = match agent {
+        Agent::Cursor => body["workspace_roots"][0]
+            .as_str()
+            .or_else(|| body["cwd"].as_str()),
+        _ => body["cwd"].as_str(),
+    };
+    from_body
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default()
+}
+
+pub fn build(project: Option<&str>, repo: Option<&Repo>, cwd: &Path) -> String {
+    let mut pairs: Vec<(&str, String)> = Vec::with_capacity(4);
+    if let Some(p) = project {
+        pairs.push(("project", p.to_string()));
+    }
+    if let Some(remote) = repo.and_then(|r| r.remote.as_deref()) {
+        pairs.push(("gitRemote", remote.to_string()));
+    }
+    if let Some(repo) = repo {
+        pairs.push(("repoRoot", repo.root.to_string_lossy().into_owned()));
+    }
+    if !cwd.as_os_str().is_empty() {
+        pairs.push(("cwd", cwd.to_string_lossy().into_owned()));
+    }
+    pairs
+        .iter()
+        .map(|(k, v)| format!("{k}={}", encode(v)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// Percent-encodes everything but RFC 3986's unreserved characters.
+fn encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn encodes_every_part() {
+        let repo = Repo {
+            root: PathBuf::from("/home/a b/app"),
+            remote: Some("git@github.com:acme/app.git".into()),
+        };
+        let q = build(Some("web"), Some(&repo), Path::new("/home/a b/app/src"));
+        assert_eq!(
+            q,
+            "project=web&gitRemote=git%40github.com%3Aacme%2Fapp.git&repoRoot=%2Fhome%2Fa%20b%2Fapp&cwd=%2Fhome%2Fa%20b%2Fapp%2Fsrc"
+        );
+        assert_eq!(build(None, None, Path::new("/x")), "cwd=%2Fx");
+        assert_eq!(encode("é&="), "%C3%A9%26%3D");
+    }
+
+    #[test]
+    fn cursor_uses_its_first_workspace_root() {
+        let body = json!({"workspace_roots": ["/w1", "/w2"], "cwd": "/other"});
+        assert_eq!(workdir(Agent::Cursor, &body), PathBuf::from("/w1"));
+        assert_eq!(workdir(Agent::ClaudeCode, &body), PathBuf::from("/other"));
+        assert_eq!(
+            workdir(Agent::Codex, &json!({})),
+            std::env::current_dir().unwrap()
+        );
+    }
+}
