@@ -170,8 +170,10 @@ pub fn uninstall(args: &UninstallArgs, env: &dyn Env) -> anyhow::Result<()> {
         args.scope.name(),
         display(&setup.place.root, &setup)
     );
-    for target in targets(args.agent, &setup) {
-        let outcome = apply::uninstall(&target, &store, &owner)?;
+    // In reverse: the last file written goes first, so the directories the
+    // first one created are empty by the time it goes.
+    for target in targets(args.agent, &setup).iter().rev() {
+        let outcome = apply::uninstall(target, &store, &owner)?;
         println!("  {} {}", outcome.verb(), display(&target.path, &setup));
     }
     Ok(())
