@@ -1,18 +1,24 @@
-//! `cairn`: the command-line tool. Today: `cairn admin bootstrap` (create the
-//! default team, project and tokens on an empty database), `cairn admin
-//! migrate`, and `cairn mcp` (the memory tools over stdio, `mcp.rs`). Hook
-//! posting with a local spool comes later.
+//! `cairn`: the command-line tool. The hook client (`cairn hook <agent>`, with
+//! its local spool: `cairn spool`), the installer of agents' hook
+//! configurations (`cairn install`, `cairn uninstall`), `cairn doctor`, the
+//! MCP stdio bridge (`cairn mcp`) and database administration (`cairn admin`).
+//!
+//! `main` is synchronous: the hook path starts no async runtime; only `admin`
+//! and `mcp` build one.
 
+mod admin;
+mod agent;
+mod client_config;
+mod doctor;
+mod hook;
+mod install;
 mod mcp;
+mod spool;
 
 use clap::{Parser, Subcommand};
 
-use cairn_shared::{
-    auth::{SigningKey, TokenSigner},
-    bootstrap,
-    config::{ProcessEnv, StoreConfig, required},
-    db,
-};
+use agent::Agent;
+use client_config::{ClientConfig, ProcessEnv};
 
 #[derive(Parser)]
 #[command(name = "cairn", version, about = "Cairn: team memory for coding agents")]
@@ -23,66 +29,77 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// The command hook an agent runs: reads the hook JSON on stdin, sends it
+    /// to Cairn (or spools it when Cairn is away), prints the agent's answer.
+    /// Always exits 0.
+    Hook {
+        #[arg(value_enum)]
+        agent: Agent,
+    },
+    /// The local spool of events that could not be delivered.
+    Spool {
+        #[command(subcommand)]
+        command: spool::cli::SpoolCommand,
+    },
+    /// Write the agent's hook configuration (and register Cairn's MCP server).
+    Install(install::InstallArgs),
+    /// Remove what `cairn install` wrote, restoring the files as they were.
+    Uninstall(install::UninstallArgs),
+    /// Check configuration, server, token, project resolution, spool and installed hooks.
+    Doctor,
     /// Administration against the database (CAIRN_DATABASE_URL, CAIRN_JWT_SECRET).
     Admin {
         #[command(subcommand)]
-        command: AdminCommand,
+        command: admin::AdminCommand,
     },
     /// Serve Cairn's memory tools (search, timeline, get_observations, context)
     /// over MCP on stdin/stdout, forwarding to the API's `/v1/mcp`.
     Mcp {
-        /// The Cairn API's base URL.
-        #[arg(long, env = "CAIRN_URL", default_value = "http://127.0.0.1:8080")]
-        url: String,
-        /// A token with the `read` scope.
-        #[arg(long, env = "CAIRN_TOKEN", hide_env_values = true)]
+        /// The Cairn API's base URL (default: the client config, then http://127.0.0.1:8080).
+        #[arg(long)]
+        url: Option<String>,
+        /// A token with the `read` scope (default: the client config or CAIRN_TOKEN).
+        #[arg(long)]
         token: Option<String>,
     },
 }
 
-#[derive(Subcommand)]
-enum AdminCommand {
-    /// Apply migrations, then create the default team, project, admin and
-    /// ingest tokens if the database has no team yet; prints the secrets once.
-    Bootstrap {
-        /// Base URL printed in the example command.
-        #[arg(long, default_value = "http://127.0.0.1:8080")]
-        url: String,
-    },
-    /// Apply pending migrations and exit.
-    Migrate,
-}
-
-#[tokio::main]
-async fn main() {
+fn main() {
     let cli = Cli::parse();
-    if let Err(e) = run(cli).await {
+    if let Command::Hook { agent } = cli.command {
+        // Never fails the agent: whatever happens, exit 0.
+        hook::run(agent, &ProcessEnv);
+        return;
+    }
+    if let Err(e) = run(cli.command) {
         eprintln!("cairn: {e:#}");
         std::process::exit(1);
     }
 }
 
-async fn run(cli: Cli) -> anyhow::Result<()> {
-    let command = match cli.command {
-        Command::Admin { command } => command,
-        Command::Mcp { url, token } => return mcp::serve(&url, token.as_deref().unwrap_or_default()).await,
-    };
-    let store = StoreConfig::from_env(&ProcessEnv)?;
-    let pool = db::connect(&store).await?;
-    db::run_migrations(&pool).await?;
+fn run(command: Command) -> anyhow::Result<()> {
     match command {
-        AdminCommand::Migrate => println!("migrations applied"),
-        AdminCommand::Bootstrap { url } => {
-            let key = required(&ProcessEnv, "CAIRN_JWT_SECRET", "the API's token signing secret")?;
-            let key =
-                SigningKey::new(key.into_bytes()).map_err(|e| anyhow::anyhow!("CAIRN_JWT_SECRET {e}"))?;
-            match bootstrap::bootstrap_if_empty(&pool, &TokenSigner::new(&key)).await? {
-                Some(done) => println!("{}", done.banner(&url)),
-                None => println!(
-                    "already bootstrapped: a team exists; mint more tokens with POST /v1/admin/tokens"
-                ),
+        Command::Hook { .. } => unreachable!("handled in main"),
+        Command::Spool { command } => spool::cli::run(command, &ClientConfig::load(&ProcessEnv)?),
+        Command::Install(args) => install::install(&args, &ProcessEnv),
+        Command::Uninstall(args) => install::uninstall(&args, &ProcessEnv),
+        Command::Doctor => {
+            let healthy = doctor::run(&ClientConfig::load(&ProcessEnv)?, &ProcessEnv)?;
+            if !healthy {
+                std::process::exit(1);
             }
+            Ok(())
+        }
+        Command::Admin { command } => runtime()?.block_on(admin::run(command)),
+        Command::Mcp { url, token } => {
+            let config = ClientConfig::load(&ProcessEnv)?;
+            let url = url.unwrap_or(config.url);
+            let token = token.or(config.token).unwrap_or_default();
+            runtime()?.block_on(mcp::serve(&url, &token))
         }
     }
-    Ok(())
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
 }

@@ -1,4 +1,5 @@
-//! Privacy filter applied to agent hook payloads before anything is stored.
+//! Privacy filter applied to agent hook payloads before anything is stored,
+//! on the server (ingest) and at the edge (`cairn hook`), with the same code.
 //!
 //! Every string in a payload goes through three steps:
 //! 1. private spans are removed: `<private>…</private>` and the memory blocks

@@ -6,7 +6,7 @@ pub mod bootstrap;
 pub mod config;
 pub mod db;
 pub mod jobs;
-pub mod privacy;
+pub use cairn_privacy as privacy;
 pub mod redis_conn;
 pub mod telemetry;
 pub mod tenancy;

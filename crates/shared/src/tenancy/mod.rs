@@ -2,6 +2,7 @@
 //! administrative change writes to.
 
 pub mod audit;
+pub mod project_rules;
 pub mod projects;
 pub mod teams;
 pub mod tokens;

@@ -8,4 +8,4 @@ mod project;
 
 pub use cache::TokenCache;
 pub use extractor::Auth;
-pub use project::ProjectRef;
+pub use project::{MatchedBy, ProjectRef};

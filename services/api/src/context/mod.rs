@@ -51,6 +51,9 @@ pub struct ContextRequest<'a> {
     pub query: Option<&'a str>,
     /// Overrides the project's budget, clamped to `MIN_BUDGET..=MAX_BUDGET`.
     pub budget_tokens: Option<usize>,
+    /// What the receiving end can hold, whatever the budget (an agent's cap
+    /// on injected context, Windsurf's on a rules file).
+    pub max_tokens: Option<usize>,
     pub mode: Mode,
 }
 
@@ -68,6 +71,7 @@ pub async fn build(pool: &PgPool, request: &ContextRequest<'_>) -> ApiResult<Bui
     let mut budget = request
         .budget_tokens
         .unwrap_or(settings.context_budget_tokens as usize)
+        .min(request.max_tokens.unwrap_or(MAX_BUDGET))
         .clamp(MIN_BUDGET, MAX_BUDGET);
     let max_details = match request.mode {
         Mode::Full => gather::DETAILED as usize,

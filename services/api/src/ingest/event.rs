@@ -44,6 +44,24 @@ impl EventKind {
         })
     }
 
+    /// Claude Code's `hook_event_name` for this kind, the one vocabulary of
+    /// stored hook events whatever agent sent them.
+    pub fn claude_code_name(self) -> Option<&'static str> {
+        Some(match self {
+            Self::SessionStart => "SessionStart",
+            Self::UserPrompt => "UserPromptSubmit",
+            Self::PreTool => "PreToolUse",
+            Self::PostTool => "PostToolUse",
+            Self::ToolFailure => "PostToolUseFailure",
+            Self::Stop => "Stop",
+            Self::SubagentStop => "SubagentStop",
+            Self::PreCompact => "PreCompact",
+            Self::SessionEnd => "SessionEnd",
+            Self::SubagentStart => "SubagentStart",
+            Self::Notification | Self::Other => return None,
+        })
+    }
+
     /// claude-mem's `eventType` values, and Claude Code's names used there.
     pub fn from_event_type(name: &str) -> Self {
         match name {
@@ -132,6 +150,9 @@ mod tests {
             assert!(EventKind::from_claude_code(name).is_some(), "{name}");
         }
         assert_eq!(EventKind::from_claude_code("Bogus"), None);
+        for kind in [EventKind::SessionStart, EventKind::UserPrompt, EventKind::ToolFailure, EventKind::Stop] {
+            assert_eq!(EventKind::from_claude_code(kind.claude_code_name().unwrap()), Some(kind));
+        }
         assert_eq!(EventKind::from_event_type("tool_use"), EventKind::PostTool);
         assert_eq!(EventKind::from_event_type("assistant_message"), EventKind::Stop);
         assert_eq!(EventKind::from_event_type("custom"), EventKind::Other);

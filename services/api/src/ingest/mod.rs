@@ -2,7 +2,7 @@
 //! `IncomingEvent`; the pipeline filters it for privacy, then writes session,
 //! event and outbox job in one transaction and publishes wake-ups after commit.
 
-pub mod claude_code;
+pub mod agents;
 mod event;
 mod pipeline;
 mod plan;

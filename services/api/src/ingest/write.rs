@@ -52,6 +52,9 @@ pub async fn write(
         EventKind::SessionEnd => SessionChange::Close,
         _ => SessionChange::None,
     };
+    if let Some(key) = repeated_prompt(&mut *conn, project, ev).await? {
+        return Ok(Written::Duplicate { key });
+    }
     let session = resolve_session(&mut *conn, project, &ev.session, change).await?;
     let prompt_number = session.as_ref().map(|s| s.prompt_counter);
     if let Some(s) = &session
@@ -100,6 +103,29 @@ pub async fn write(
             key: key.into_owned(),
         },
     })
+}
+
+/// An id-less prompt whose text is the open turn's own prompt is a retry (a
+/// client's, or a replay), not a new turn: the turn's prompt hash is kept on
+/// the session until the turn ends (Stop), so the same words typed again in
+/// the next turn still open one. Returns the stored event's key.
+async fn repeated_prompt(
+    conn: &mut PgConnection,
+    project: ProjectRef,
+    ev: &IncomingEvent,
+) -> ApiResult<Option<String>> {
+    let SessionTarget::Agent(key) = &ev.session else {
+        return Ok(None);
+    };
+    let Some(hash) = key.prompt_hash.as_deref().filter(|_| ev.kind == EventKind::UserPrompt && ev.key_per_turn)
+    else {
+        return Ok(None);
+    };
+    // Locked, so a retry racing the first attempt waits for it and sees its turn.
+    let open = sessions::find_by_key_for_update(conn, project, &key.agent, &key.external_session_id).await?;
+    Ok(open
+        .filter(|s| s.last_prompt_hash.as_deref() == Some(hash))
+        .map(|s| format!("{}:turn{}", ev.idempotency_key, s.prompt_counter)))
 }
 
 async fn resolve_session(
@@ -183,6 +209,7 @@ async fn apply_plan(
             Ok((Some(job), due))
         }
         JobPlan::EndTurn => {
+            sessions::close_turn_prompt(&mut *conn, session.id).await?;
             let mut due: Vec<Uuid> = jobs::seal_turn(&mut *conn, session.id, turn)
                 .await?
                 .map(|j| j.id)

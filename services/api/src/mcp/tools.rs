@@ -307,6 +307,7 @@ impl CairnMcp {
                 project_id: project.id,
                 query: args.query.as_deref(),
                 budget_tokens: None,
+                max_tokens: None,
                 mode: Mode::Full,
             },
         )

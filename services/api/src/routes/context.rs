@@ -65,6 +65,7 @@ pub async fn post_context(
             project_id: project.id,
             query: input.query.as_deref(),
             budget_tokens: None,
+            max_tokens: None,
             mode: Mode::Full,
         },
     )
@@ -140,6 +141,7 @@ pub async fn get_project_context(
             project_id: project.id,
             query: query.query.as_deref(),
             budget_tokens: query.budget,
+            max_tokens: None,
             mode,
         },
     )

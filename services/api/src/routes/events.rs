@@ -3,7 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use axum::{extract::State, http::StatusCode};
+use axum::{
+    extract::State,
+    http::{HeaderMap, StatusCode},
+};
 use cairn_shared::{auth::Scope, jobs::JobStatus, time::from_epoch_ms};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -80,7 +83,26 @@ pub struct EventResponse {
     pub skipped: Option<Skipped>,
 }
 
-fn to_incoming(input: EventInput, query: IngestQuery) -> Result<IncomingEvent, ApiError> {
+/// The event's idempotency key: the client's `sourceEventId`, else the agent's
+/// tool-call id in the payload (`tool_use_id`) within its session, else the
+/// `Idempotency-Key` header; an event with none of them is always new.
+fn idempotency_key(input: &EventInput, payload: &serde_json::Value, header: Option<&str>) -> String {
+    let tool_use_id = payload.get("tool_use_id").and_then(|t| t.as_str()).filter(|t| !t.is_empty());
+    let session = input
+        .server_session_id
+        .map(|id| id.to_string())
+        .or_else(|| input.content_session_id.clone())
+        .or_else(|| input.memory_session_id.clone())
+        .unwrap_or_default();
+    match (&input.source_event_id, tool_use_id, header) {
+        (Some(id), _, _) => format!("src:{}:{id}", input.event_type),
+        (None, Some(tool), _) => format!("tool:{session}:{}:{tool}", input.event_type),
+        (None, None, Some(h)) => format!("hdr:{h}"),
+        (None, None, None) => format!("new:{}", Uuid::now_v7()),
+    }
+}
+
+fn to_incoming(input: EventInput, query: IngestQuery, header: Option<&str>) -> Result<IncomingEvent, ApiError> {
     if input.event_type.trim().is_empty() || input.event_type.len() > 100 {
         return Err(ApiError::unprocessable(
             "invalid_field",
@@ -89,6 +111,7 @@ fn to_incoming(input: EventInput, query: IngestQuery) -> Result<IncomingEvent, A
     }
     let occurred_at = from_epoch_ms(input.occurred_at_epoch)
         .ok_or_else(|| ApiError::unprocessable("invalid_field", "`occurredAtEpoch` is out of range"))?;
+    let idempotency_key = idempotency_key(&input, input.payload.as_ref().unwrap_or(&serde_json::Value::Null), header);
     let payload = input.payload.unwrap_or_else(|| serde_json::json!({}));
     let agent = input
         .platform_source
@@ -119,10 +142,6 @@ fn to_incoming(input: EventInput, query: IngestQuery) -> Result<IncomingEvent, A
     let prompt = (kind == EventKind::UserPrompt)
         .then(|| payload.get("prompt").and_then(|p| p.as_str()).map(str::to_string))
         .flatten();
-    let idempotency_key = match &input.source_event_id {
-        Some(id) => format!("src:{}:{id}", input.event_type),
-        None => format!("new:{}", Uuid::now_v7()),
-    };
     Ok(IncomingEvent {
         source_adapter: "api".into(),
         source_type: input.source_type.as_str().into(),
@@ -190,20 +209,27 @@ async fn wait_for_settled(state: &AppState, job: &mut JobSummaryDto, max: Durati
 }
 
 /// Post one event.
-#[utoipa::path(post, path = "/v1/events", tag = "events", request_body = EventInput, params(IngestQuery),
+#[utoipa::path(post, path = "/v1/events", tag = "events", request_body = EventInput,
+    params(IngestQuery, ("Idempotency-Key" = Option<String>, Header, description = "The client's key for this event")),
     responses((status = 201, body = EventResponse, description = "Stored"),
-              (status = 200, body = EventResponse, description = "Already stored (same sourceEventId), or skipped"),
+              (status = 200, body = EventResponse,
+               description = "Already stored (same sourceEventId, payload.tool_use_id in the session, or Idempotency-Key), or skipped"),
               (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)),
     security(("bearer" = [])))]
 pub async fn post_event(
     State(state): State<AppState>,
     auth: Auth,
     Query(query): Query<IngestQuery>,
+    headers: HeaderMap,
     Json(input): Json<EventInput>,
 ) -> ApiResult<(StatusCode, Json<EventResponse>)> {
     auth.require(Scope::Ingest)?;
     let project = auth.project(&state, Some(&input.project_id)).await?;
-    let event = to_incoming(input, query)?;
+    let header = headers
+        .get("idempotency-key")
+        .and_then(|v| v.to_str().ok())
+        .filter(|k| !k.is_empty() && k.len() <= 200);
+    let event = to_incoming(input, query, header)?;
     let outcome = ingest::ingest_one(&state, project, event).await?;
     let (status, body) = respond(&state, outcome, query.wait.unwrap_or(false)).await?;
     Ok((status, Json(body)))
@@ -250,7 +276,7 @@ pub async fn post_event_batch(
                 p
             }
         };
-        incoming.push((project, to_incoming(input, query)?));
+        incoming.push((project, to_incoming(input, query, None)?));
     }
     let outcomes = ingest::ingest_batch(&state, incoming).await?;
     let mut events = Vec::with_capacity(outcomes.len());

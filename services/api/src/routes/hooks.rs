@@ -1,8 +1,9 @@
-//! `POST /v1/hooks/{agent}`: agents' native hooks post here and get their
-//! native hook answer back.
+//! `POST /v1/hooks/{agent}`: agents' native hooks (through `cairn hook`, or
+//! Claude Code's own `http` hooks) post here and get their native answer back.
 
 use axum::{extract::State, http::HeaderMap};
-use cairn_shared::auth::Scope;
+use cairn_shared::{auth::Scope, tenancy::project_rules::Locator, time::from_epoch_ms};
+use chrono::{DateTime, Duration, Utc};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -11,33 +12,62 @@ use crate::{
     context::{self, ContextRequest, Mode},
     error::{ApiError, ApiResult},
     extract::{Json, Path, Query, RawBody},
-    ingest::{self, claude_code},
+    ingest::{
+        self, IncomingEvent, SessionTarget,
+        agents::{HookAgent, HookRequest, Moment, ParsedHook},
+    },
     state::AppState,
 };
 
 #[derive(Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
 pub struct HookQuery {
-    /// Project id or slug; needed with a team token, ignored with a project token
-    /// of the same project.
+    /// Project id or slug; with a team token it wins over the rules below,
+    /// with a project token it must be the token's own.
     pub project: Option<String>,
+    /// The `origin` remote of the agent's repository, for a team's git-remote rules.
+    pub git_remote: Option<String>,
+    /// The repository's main worktree root, for path-prefix rules.
+    pub repo_root: Option<String>,
+    /// The agent's working directory (default: the hook body's own).
+    pub cwd: Option<String>,
+}
+
+impl HookQuery {
+    pub fn locator(&self, body_cwd: Option<&str>) -> Locator {
+        Locator {
+            git_remote: self.git_remote.clone(),
+            repo_root: self.repo_root.clone(),
+            cwd: self.cwd.clone().or_else(|| body_cwd.map(str::to_string)),
+        }
+    }
 }
 
 /// Receive one agent hook event.
 ///
-/// The body is the agent's own hook JSON (for `claude-code`: SessionStart,
-/// UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, Stop,
-/// SubagentStop, PreCompact, SessionEnd, SubagentStart). The answer is in the
-/// agent's hook output format: SessionStart gets the project's memory as
-/// `additionalContext`.
+/// The body is the agent's own hook JSON: `claude-code`, `cursor`, `codex`,
+/// `gemini` or `windsurf` (docs/agents.md). Every agent's events are stored
+/// in one model (Claude Code's event names and fields). The answer is in the
+/// agent's own hook output format: at session start it carries the project's
+/// memory (`hookSpecificOutput.additionalContext`; Cursor's
+/// `additional_context`); Windsurf, which takes no context from hooks, gets
+/// `memoryMarkdown` on each prompt for `cairn hook` to write into its rules.
+/// `Idempotency-Key` makes a retry or a spool replay store nothing twice;
+/// `X-Cairn-Occurred-At` (epoch ms) dates a replayed event.
 #[utoipa::path(
     post,
     path = "/v1/hooks/{agent}",
     tag = "ingest",
-    params(("agent" = String, Path, description = "Agent adapter: `claude-code`"), HookQuery),
+    params(
+        ("agent" = String, Path, description = "`claude-code`, `cursor`, `codex`, `gemini` or `windsurf`"),
+        ("Idempotency-Key" = Option<String>, Header, description = "The client's key for this event"),
+        ("X-Cairn-Occurred-At" = Option<i64>, Header, description = "When the event happened, epoch ms"),
+        HookQuery
+    ),
     request_body(content = Object, description = "The agent's native hook input"),
     responses(
-        (status = 200, description = "Hook output", body = Object),
-        (status = 404, description = "Unknown agent (`unknown_agent`) or project", body = crate::error::ErrorBody),
+        (status = 200, description = "Hook output, in the agent's format", body = Object),
+        (status = 404, description = "Unknown agent (`unknown_agent`), project (`project_not_found`), or no rule for this directory (`project_unresolved`)", body = crate::error::ErrorBody),
         (status = 413, description = "Body over the limit", body = crate::error::ErrorBody),
         (status = 422, description = "Missing or mistyped field", body = crate::error::ErrorBody),
     ),
@@ -51,35 +81,46 @@ pub async fn post_hook(
     headers: HeaderMap,
     RawBody(body): RawBody,
 ) -> ApiResult<Json<serde_json::Value>> {
-    if agent != claude_code::AGENT {
-        return Err(ApiError::not_found(
+    let agent = HookAgent::from_slug(&agent).ok_or_else(|| {
+        ApiError::not_found(
             "unknown_agent",
-            format!("no adapter for agent `{agent}`; known: claude-code"),
-        ));
-    }
+            format!("no adapter for agent `{agent}`; known: claude-code, cursor, codex, gemini, windsurf"),
+        )
+    })?;
     auth.require(Scope::Ingest)?;
-    let idempotency = headers.get("idempotency-key").and_then(|v| v.to_str().ok());
-    let event = claude_code::parse(&body, idempotency)?;
-    let project = auth.project(&state, query.project.as_deref()).await?;
-    let hook = event.event_type.clone();
-    let context = match hook.as_str() {
-        "SessionStart" => {
-            let source = event
-                .payload
-                .get("source")
-                .and_then(|s| s.as_str())
-                .map(str::to_string);
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let request = HookRequest {
+        body: &body,
+        idempotency_key: header("idempotency-key").filter(|k| !k.is_empty() && k.len() <= 200),
+        occurred_at: occurred_at(header("x-cairn-occurred-at"), Utc::now()),
+    };
+    let ParsedHook {
+        mut event,
+        agent_event,
+        moment,
+        source,
+    } = agent.parse(&request)?;
+    if header("x-cairn-replay").is_some() {
+        event.metadata["replayed"] = true.into();
+    }
+    let (project, _) = auth
+        .project_at(&state, query.project.as_deref(), &query.locator(body_cwd(&event)))
+        .await?;
+    let context = match agent.takes_context(moment) {
+        Some(Moment::SessionStart) => {
+            let mode = Mode::for_source(source.as_deref());
             ingest::ingest_one(&state, project, event).await?;
             let request = ContextRequest {
                 project_id: project.id,
                 query: None,
                 budget_tokens: None,
-                mode: Mode::for_source(source.as_deref()),
+                max_tokens: Some(agent.context_cap_tokens()),
+                mode,
             };
             Some(context::build(&state.pool, &request).await?.selection.markdown)
         }
         // Related memories are looked up while the event is stored, within their deadline.
-        "UserPromptSubmit" => {
+        Some(Moment::UserPrompt) => {
             let (prompt, _) = state
                 .privacy
                 .filter_text(event.prompt.as_deref().unwrap_or_default());
@@ -98,5 +139,39 @@ pub async fn post_hook(
             None
         }
     };
-    Ok(Json(claude_code::answer(&hook, context)))
+    Ok(Json(agent.answer(&agent_event, context)))
+}
+
+fn body_cwd(event: &IncomingEvent) -> Option<&str> {
+    match &event.session {
+        SessionTarget::Agent(key) => key.cwd.as_deref(),
+        _ => None,
+    }
+}
+
+/// The client's time for a replayed event, when plausible (up to 30 days
+/// old, at most 5 minutes ahead); else now.
+fn occurred_at(header: Option<&str>, now: DateTime<Utc>) -> DateTime<Utc> {
+    header
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .and_then(from_epoch_ms)
+        .filter(|t| *t > now - Duration::days(30) && *t < now + Duration::minutes(5))
+        .unwrap_or(now)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replayed_times_are_kept_when_plausible() {
+        let now = Utc::now();
+        let hour_ago = now - Duration::hours(1);
+        let ms = hour_ago.timestamp_millis().to_string();
+        assert_eq!(occurred_at(Some(&ms), now).timestamp_millis(), hour_ago.timestamp_millis());
+        assert_eq!(occurred_at(Some("nonsense"), now), now);
+        let far = (now + Duration::days(1)).timestamp_millis().to_string();
+        assert_eq!(occurred_at(Some(&far), now), now);
+        assert_eq!(occurred_at(Some("0"), now), now);
+    }
 }

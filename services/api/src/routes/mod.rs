@@ -11,6 +11,7 @@ pub mod memories;
 pub mod projects;
 pub mod search;
 pub mod sessions;
+pub mod whoami;
 
 use utoipa::{
     Modify, OpenApi,
@@ -50,6 +51,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(health::health))
         .routes(routes!(health::info))
         .routes(routes!(hooks::post_hook))
+        .routes(routes!(whoami::whoami))
+        .routes(routes!(whoami::resolve_project))
         .routes(routes!(sessions::start_session))
         .routes(routes!(sessions::get_session))
         .routes(routes!(sessions::end_session))
@@ -75,6 +78,11 @@ pub fn router() -> OpenApiRouter<AppState> {
             admin::projects::list_projects
         ))
         .routes(routes!(admin::projects::update_project))
+        .routes(routes!(
+            admin::project_rules::create_project_rule,
+            admin::project_rules::list_project_rules
+        ))
+        .routes(routes!(admin::project_rules::delete_project_rule))
         .routes(routes!(admin::tokens::mint_token, admin::tokens::list_tokens))
         .routes(routes!(admin::tokens::revoke_token))
         .routes(routes!(admin::audit_log::list_audit))

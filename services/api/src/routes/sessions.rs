@@ -198,6 +198,7 @@ pub async fn end_session(
     } else {
         None
     };
+    sessions::close_turn_prompt(&mut *tx, id).await?;
     let session = sessions::mark_ended(&mut *tx, id).await?;
     tx.commit().await?;
     let transport = ingest::publish(&state, &due, job.as_ref().map(|j| j.id)).await;

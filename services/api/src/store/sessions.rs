@@ -163,6 +163,36 @@ pub async fn find_by_key(
     .await
 }
 
+/// Like [`find_by_key`], locking the row for the rest of the transaction.
+#[tracing::instrument(skip(conn), err)]
+pub async fn find_by_key_for_update(
+    conn: &mut PgConnection,
+    project: ProjectRef,
+    agent: &str,
+    external_session_id: &str,
+) -> sqlx::Result<Option<SessionRow>> {
+    sqlx::query_as(concat!(
+        "SELECT ",
+        columns!(),
+        " FROM sessions WHERE project_id = $1 AND agent = $2 AND external_session_id = $3 FOR UPDATE"
+    ))
+    .bind(project.id)
+    .bind(agent)
+    .bind(external_session_id)
+    .fetch_optional(conn)
+    .await
+}
+
+/// The turn ended: its prompt no longer marks a retry (see `ingest::write`).
+#[tracing::instrument(skip(db), err)]
+pub async fn close_turn_prompt(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<()> {
+    sqlx::query("UPDATE sessions SET last_prompt_hash = NULL WHERE id = $1 AND last_prompt_hash IS NOT NULL")
+        .bind(id)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
 /// The most recent session of the project with this content session id.
 pub async fn find_by_content_id(
     db: impl PgExecutor<'_>,

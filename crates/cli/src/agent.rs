@@ -1,0 +1,45 @@
+//! The agents Cairn's client knows: their names on the command line and on
+//! the server's `/v1/hooks/{agent}` route.
+
+use clap::ValueEnum;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum)]
+pub enum Agent {
+    #[value(name = "claude-code")]
+    ClaudeCode,
+    Cursor,
+    Codex,
+    Gemini,
+    Windsurf,
+}
+
+impl Agent {
+    pub const ALL: [Agent; 5] = [
+        Agent::ClaudeCode,
+        Agent::Cursor,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Windsurf,
+    ];
+
+    /// The name used on the command line and in `/v1/hooks/{agent}`.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Cursor => "cursor",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+            Agent::Windsurf => "windsurf",
+        }
+    }
+
+    pub fn from_slug(slug: &str) -> Option<Agent> {
+        Self::ALL.into_iter().find(|a| a.slug() == slug)
+    }
+}
+
+impl std::fmt::Display for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.slug())
+    }
+}

@@ -1,0 +1,86 @@
+//! `GET /v1/whoami`: what the presented token is (for `cairn doctor`), and
+//! `GET /v1/projects/resolve`: which project a hook from a directory lands in.
+
+use axum::extract::State;
+use cairn_shared::{tenancy::projects, time::opt_epoch_ms};
+use serde::Serialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::hooks::HookQuery;
+use crate::{
+    auth::{Auth, MatchedBy},
+    error::{ApiError, ApiResult},
+    extract::{Json, Query},
+    state::AppState,
+};
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WhoAmI {
+    pub token_id: Uuid,
+    pub team_id: Uuid,
+    /// Set for project tokens.
+    pub project_id: Option<Uuid>,
+    pub scopes: Vec<String>,
+    pub expires_at_epoch: Option<i64>,
+}
+
+/// The token's identity and scopes (any valid token).
+#[utoipa::path(get, path = "/v1/whoami", tag = "projects",
+    responses((status = 200, body = WhoAmI, description = "The token"),
+              (status = 401, body = crate::error::ErrorBody, description = "No credential"),
+              (status = 403, body = crate::error::ErrorBody, description = "Unknown, revoked or expired token")),
+    security(("bearer" = [])))]
+pub async fn whoami(auth: Auth) -> Json<WhoAmI> {
+    Json(WhoAmI {
+        token_id: auth.token_id,
+        team_id: auth.team_id,
+        project_id: auth.project_id,
+        scopes: auth.scopes.iter().map(|s| s.as_str().to_string()).collect(),
+        expires_at_epoch: opt_epoch_ms(auth.expires_at),
+    })
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ResolvedProject {
+    pub id: Uuid,
+    pub slug: String,
+    pub name: String,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Resolution {
+    pub project: ResolvedProject,
+    pub matched_by: MatchedBy,
+}
+
+/// Which project a hook with these parameters lands in (any valid token):
+/// the token's own, the one named, or the team's rules applied to the git
+/// remote, repository root and working directory.
+#[utoipa::path(get, path = "/v1/projects/resolve", tag = "projects", params(HookQuery),
+    responses((status = 200, body = Resolution, description = "The project"),
+              (status = 404, body = crate::error::ErrorBody,
+               description = "`project_unresolved` (no rule matches) or `project_not_found`")),
+    security(("bearer" = [])))]
+pub async fn resolve_project(
+    State(state): State<AppState>,
+    auth: Auth,
+    Query(query): Query<HookQuery>,
+) -> ApiResult<Json<Resolution>> {
+    let (project, matched_by) = auth
+        .project_at(&state, query.project.as_deref(), &query.locator(None))
+        .await?;
+    let row = projects::find_project(&state.pool, project.team_id, &project.id.to_string())
+        .await?
+        .ok_or_else(|| ApiError::not_found("project_not_found", "no such project"))?;
+    Ok(Json(Resolution {
+        project: ResolvedProject {
+            id: row.id,
+            slug: row.slug,
+            name: row.name,
+        },
+        matched_by,
+    }))
+}
