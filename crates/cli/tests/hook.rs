@@ -1,0 +1,249 @@
+//! `cairn hook claude-code` and `cairn spool` against a real cairn-api (over
+//! its own Postgres database), run as the built binary in a private home.
+
+#[path = "hook/support.rs"]
+mod support;
+
+use std::{
+    net::TcpListener,
+    time::{Duration, Instant},
+};
+
+use cairn_testkit::{TestApp, cc, spawn_app};
+use serde_json::{Value, json};
+use support::{Client, Relay, closed_port, finish};
+
+const BUDGET: Duration = Duration::from_millis(2_000);
+/// Process start and the debug build's filter compile, on top of the budget.
+const SLACK: Duration = Duration::from_millis(1_500);
+
+fn tool_event(session: &str, seq: usize) -> Value {
+    // No tool_use_id: the server then keys the event by its Idempotency-Key,
+    // so a resend under a new key would show as a second row.
+    cc(session, "PostToolUse", json!({ "tool_name": "Bash", "seq": seq,
+        "tool_input": {"command": format!("echo {seq}")}, "tool_response": {"stdout": ""} }))
+}
+
+async fn rows(app: &TestApp, filter: &str) -> i64 {
+    app.count(&format!("SELECT count(*) FROM agent_events WHERE {filter}")).await
+}
+
+/// Rows whose `seq` equals their rank by id, i.e. stored in order.
+async fn rows_in_order(app: &TestApp) -> i64 {
+    app.count(
+        "SELECT count(*) FROM (SELECT (payload->>'seq')::int AS seq, row_number() OVER (ORDER BY id) - 1 AS rank
+           FROM agent_events WHERE event_type = 'PostToolUse') r WHERE seq = rank",
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_start_prints_the_server_context() {
+    let app = spawn_app().await;
+    let (status, _) = app
+        .post(
+            "/v1/memories",
+            Some(&app.ingest_token),
+            &json!({"projectId": app.project_id, "kind": "decision", "content": "Deploys go through the blue-green pipeline"}),
+        )
+        .await;
+    assert_eq!(status, 201);
+    let client = Client::new(&app.base, &app.ingest_token);
+    let run = client.hook(&cc("ss-1", "SessionStart", json!({"source": "startup"})));
+    assert_eq!(run.code, Some(0));
+    let answer: Value = serde_json::from_str(&run.stdout).expect("stdout is the JSON answer only");
+    assert_eq!(answer["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    let context = answer["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(context.contains("blue-green pipeline"), "{context}");
+    assert_eq!(rows(&app, "event_type = 'SessionStart'").await, 1);
+    assert!(client.spooled().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_away_answers_empty_in_budget_then_delivers_once_when_back() {
+    let app = spawn_app().await;
+    let mut relay = Relay::new(&app.base);
+    let client = Client::new(&relay.url(), &app.ingest_token);
+
+    let run = client.hook(&cc("away-1", "SessionStart", json!({"source": "startup"})));
+    assert_eq!((run.code, run.stdout.as_str()), (Some(0), "{}\n"));
+    assert!(run.elapsed < BUDGET + SLACK, "{:?}", run.elapsed);
+    let run = client.hook(&tool_event("away-1", 0));
+    assert_eq!((run.code, run.stdout.as_str()), (Some(0), "{}\n"));
+    assert_eq!(client.spooled().len(), 2);
+    let status = client.cairn(&["spool", "status"]);
+    let text = String::from_utf8(status.stdout).unwrap();
+    assert!(text.contains("events waiting: 2"), "{text}");
+    let log = std::fs::read_to_string(client.home().join("state/cairn/hook.log")).unwrap();
+    assert!(log.contains("spooled"), "{log}");
+
+    // Back: the next call replays the backlog first, then sends its own event.
+    relay.start();
+    let run = client.hook(&tool_event("away-1", 1));
+    assert_eq!((run.code, run.stdout.as_str()), (Some(0), "{}\n"));
+    assert!(client.spooled().is_empty(), "{}", client.spool_text());
+    assert_eq!(rows(&app, "true").await, 3);
+    assert_eq!(rows_in_order(&app).await, 2);
+
+    // Away again, then `cairn spool flush` delivers what waits, exactly once.
+    relay.stop();
+    client.hook(&tool_event("away-1", 2));
+    assert_eq!(client.spooled().len(), 1);
+    relay.start();
+    let out = client.cairn(&["spool", "flush"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("delivered 1"));
+    let out = client.cairn(&["spool", "flush"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("delivered 0"));
+    assert_eq!(rows(&app, "true").await, 4);
+    assert_eq!(rows_in_order(&app).await, 3);
+    relay.stop();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closed_port_and_silent_server_exit_zero_within_budget() {
+    let client = Client::new(&format!("http://127.0.0.1:{}", closed_port()), "t");
+    let run = client.hook(&cc("c-1", "SessionStart", json!({"source": "startup"})));
+    assert_eq!((run.code, run.stdout.as_str()), (Some(0), "{}\n"));
+    assert!(run.elapsed < BUDGET + SLACK, "{:?}", run.elapsed);
+    assert_eq!(client.spooled().len(), 1);
+
+    // Accepts connections (the kernel does), never answers.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", silent.local_addr().unwrap());
+    let client = Client::new(&url, "t").with("CAIRN_HOOK_TIMEOUT_MS", "500");
+    let run = client.hook(&tool_event("c-2", 0));
+    assert_eq!((run.code, run.stdout.as_str()), (Some(0), "{}\n"));
+    assert!(run.elapsed < Duration::from_millis(500) + SLACK, "{:?}", run.elapsed);
+    assert_eq!(client.spooled().len(), 1);
+    // With a backlog the budget covers the replay and the event together.
+    let run = client.hook(&tool_event("c-2", 1));
+    assert!(run.elapsed < Duration::from_millis(500) + SLACK, "{:?}", run.elapsed);
+    let keys: Vec<_> = client.spooled().iter().map(|e| e["body"]["seq"].clone()).collect();
+    assert_eq!(keys, [json!(0), json!(1)]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_spooled_events_replay_in_order_once() {
+    let app = spawn_app().await;
+    let client = Client::new(&app.base, &app.ingest_token);
+    let n = 10_000;
+    let bodies: Vec<Value> = (0..n).map(|i| tool_event("bulk-1", i)).collect();
+    client.write_spool(&bodies, b"");
+    let started = Instant::now();
+    let out = client.cairn(&["spool", "flush"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    eprintln!("flushed {n} in {:?}", started.elapsed());
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("delivered {n}")));
+    assert_eq!(rows(&app, "true").await, n as i64);
+    assert_eq!(rows_in_order(&app).await, n as i64);
+    assert!(client.spooled().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_torn_last_line_loses_nothing_before_it() {
+    let app = spawn_app().await;
+    let client = Client::new(&app.base, &app.ingest_token);
+    let bodies: Vec<Value> = (0..3).map(|i| tool_event("torn-1", i)).collect();
+    client.write_spool(&bodies, br#"{"v":1,"agent":"claude-code","key":"k-torn","at":1,"qu"#);
+    let run = client.hook(&tool_event("torn-1", 3));
+    assert_eq!((run.code, run.stdout.as_str()), (Some(0), "{}\n"));
+    assert_eq!(rows(&app, "true").await, 4);
+    assert_eq!(rows_in_order(&app).await, 4);
+    assert_eq!(client.spool_text(), "", "the torn remains are gone too");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixteen_concurrent_hooks_lose_nothing() {
+    let app = spawn_app().await;
+    let mut relay = Relay::new(&app.base);
+    let client = Client::new(&relay.url(), &app.ingest_token);
+    let children: Vec<_> = (0..16).map(|i| client.spawn_hook(&tool_event("conc-1", i))).collect();
+    for (child, started) in children {
+        let run = finish(child, started);
+        assert_eq!((run.code, run.stdout.as_str()), (Some(0), "{}\n"));
+    }
+    let spooled = client.spooled();
+    assert_eq!(spooled.len(), 16, "{}", client.spool_text());
+    let mut seqs: Vec<u64> = spooled.iter().map(|e| e["body"]["seq"].as_u64().unwrap()).collect();
+    seqs.sort();
+    assert_eq!(seqs, (0..16).collect::<Vec<_>>());
+
+    relay.start();
+    let out = client.cairn(&["spool", "flush"]);
+    assert!(out.status.success());
+    assert_eq!(rows(&app, "true").await, 16);
+    assert_eq!(rows(&app, "true").await, app.count("SELECT count(DISTINCT payload->>'seq') FROM agent_events").await);
+    relay.stop();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_spool_drops_the_oldest_and_counts_them() {
+    let client = Client::new(&format!("http://127.0.0.1:{}", closed_port()), "t")
+        .with("CAIRN_SPOOL_MAX_BYTES", "4000");
+    let bodies: Vec<Value> = (0..30).map(|i| tool_event("full-1", i)).collect();
+    client.write_spool(&bodies, b"");
+    let run = client.hook(&tool_event("full-1", 30));
+    assert_eq!((run.code, run.stdout.as_str()), (Some(0), "{}\n"));
+    let size = std::fs::metadata(client.spool_file()).unwrap().len();
+    assert!(size <= 4000, "{size}");
+    let seqs: Vec<u64> = client.spooled().iter().map(|e| e["body"]["seq"].as_u64().unwrap()).collect();
+    let first = seqs[0];
+    assert!(first > 0);
+    assert_eq!(seqs, (first..=30).collect::<Vec<_>>(), "the newest kept, in order");
+    let status = String::from_utf8(client.cairn(&["spool", "status"]).stdout).unwrap();
+    assert!(status.contains(&format!("dropped (spool full): {first}")), "{status}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn private_text_and_secrets_reach_neither_server_nor_spool() {
+    let key = "sk-ant-api03-Zq7xK2mN9pL4vR8tY1wE5uI3oA6sD0fG";
+    let prompt = format!("deploy it <private>zebracorn plan</private> with {key}");
+    let body = cc("priv-1", "UserPromptSubmit", json!({ "prompt": prompt }));
+
+    let away = Client::new(&format!("http://127.0.0.1:{}", closed_port()), "t");
+    away.hook(&body);
+    let spooled = away.spool_text();
+    assert!(spooled.contains("deploy it"), "{spooled}");
+    assert!(spooled.contains("[REDACTED:anthropic_key]"), "{spooled}");
+    assert!(!spooled.contains("zebracorn") && !spooled.contains(key), "{spooled}");
+
+    let app = spawn_app().await;
+    let client = Client::new(&app.base, &app.ingest_token);
+    let run = client.hook(&body);
+    assert_eq!(run.code, Some(0));
+    assert_eq!(rows(&app, "payload->>'prompt' LIKE 'deploy it%'").await, 1);
+    assert_eq!(rows(&app, "payload::text LIKE '%zebracorn%'").await, 0);
+    assert_eq!(rows(&app, &format!("payload::text LIKE '%{key}%'")).await, 0);
+    let anywhere = app
+        .count("SELECT count(*) FROM sessions WHERE metadata::text LIKE '%zebracorn%'")
+        .await;
+    assert_eq!(anywhere, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_without_last_message_reads_the_transcript_tail() {
+    let app = spawn_app().await;
+    let client = Client::new(&app.base, &app.ingest_token);
+    let transcript = client.home().join("transcript.jsonl");
+    let lines = [
+        json!({"type": "user", "message": {"role": "user", "content": "fix the build"}}),
+        json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Earlier words"}]}}),
+        json!({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": "The build is fixed: the lockfile was stale."},
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&transcript, text).unwrap();
+    client.hook(&cc("stop-1", "UserPromptSubmit", json!({"prompt": "fix the build"})));
+    let mut stop = cc("stop-1", "Stop", json!({"stop_hook_active": false}));
+    stop["transcript_path"] = json!(transcript);
+    let run = client.hook(&stop);
+    assert_eq!((run.code, run.stdout.as_str()), (Some(0), "{}\n"));
+    let found = rows(
+        &app,
+        "event_type = 'Stop' AND payload->>'last_assistant_message' = 'The build is fixed: the lockfile was stale.'",
+    )
+    .await;
+    assert_eq!(found, 1);
+}
