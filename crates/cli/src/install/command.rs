@@ -60,7 +60,7 @@ fn shell_quote(word: &str) -> String {
 /// Splits a command line into words, honouring single and double quotes and
 /// backslashes: enough to read back what `hook_command` wrote, or a hand-edited
 /// variant of it.
-fn shell_words(line: &str) -> Option<Vec<String>> {
+pub fn shell_words(line: &str) -> Option<Vec<String>> {
     let mut words = Vec::new();
     let mut word: Option<String> = None;
     let mut chars = line.chars();

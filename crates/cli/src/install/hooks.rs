@@ -152,3 +152,39 @@ impl HookSet {
         removed
     }
 }
+
+impl HookSet {
+    /// In a document (as a plain value): the events holding a Cairn handler,
+    /// and the commands of those handlers.
+    pub fn found(&self, doc: &Value) -> (Vec<&'static str>, Vec<String>) {
+        let mut events = Vec::new();
+        let mut commands = Vec::new();
+        for hook in &self.events {
+            let Some(entries) = doc
+                .get("hooks")
+                .and_then(|h| h.get(hook.event))
+                .and_then(Value::as_array)
+            else {
+                continue;
+            };
+            let handlers: Vec<&Value> = match self.shape {
+                Shape::Flat => entries.iter().collect(),
+                Shape::Nested => entries
+                    .iter()
+                    .filter_map(|e| e.get("hooks").and_then(Value::as_array))
+                    .flatten()
+                    .collect(),
+            };
+            let ours: Vec<&Value> = handlers.into_iter().filter(|h| (self.is_ours)(h)).collect();
+            if !ours.is_empty() {
+                events.push(hook.event);
+            }
+            commands.extend(
+                ours.iter()
+                    .filter_map(|h| h.get("command").and_then(Value::as_str))
+                    .map(String::from),
+            );
+        }
+        (events, commands)
+    }
+}

@@ -12,6 +12,7 @@ mod cursor;
 mod files;
 mod gemini;
 mod hooks;
+pub mod inspect;
 mod json_edit;
 mod mcp;
 mod scope;
