@@ -20,12 +20,17 @@ const SLACK: Duration = Duration::from_millis(1_500);
 fn tool_event(session: &str, seq: usize) -> Value {
     // No tool_use_id: the server then keys the event by its Idempotency-Key,
     // so a resend under a new key would show as a second row.
-    cc(session, "PostToolUse", json!({ "tool_name": "Bash", "seq": seq,
-        "tool_input": {"command": format!("echo {seq}")}, "tool_response": {"stdout": ""} }))
+    cc(
+        session,
+        "PostToolUse",
+        json!({ "tool_name": "Bash", "seq": seq,
+        "tool_input": {"command": format!("echo {seq}")}, "tool_response": {"stdout": ""} }),
+    )
 }
 
 async fn rows(app: &TestApp, filter: &str) -> i64 {
-    app.count(&format!("SELECT count(*) FROM agent_events WHERE {filter}")).await
+    app.count(&format!("SELECT count(*) FROM agent_events WHERE {filter}"))
+        .await
 }
 
 /// Rows whose `seq` equals their rank by id, i.e. stored in order.
@@ -53,7 +58,9 @@ async fn session_start_prints_the_server_context() {
     assert_eq!(run.code, Some(0));
     let answer: Value = serde_json::from_str(&run.stdout).expect("stdout is the JSON answer only");
     assert_eq!(answer["hookSpecificOutput"]["hookEventName"], "SessionStart");
-    let context = answer["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
     assert!(context.contains("blue-green pipeline"), "{context}");
     assert_eq!(rows(&app, "event_type = 'SessionStart'").await, 1);
     assert!(client.spooled().is_empty());
@@ -114,12 +121,24 @@ async fn closed_port_and_silent_server_exit_zero_within_budget() {
     let client = Client::new(&url, "t").with("CAIRN_HOOK_TIMEOUT_MS", "500");
     let run = client.hook(&tool_event("c-2", 0));
     assert_eq!((run.code, run.stdout.as_str()), (Some(0), "{}\n"));
-    assert!(run.elapsed < Duration::from_millis(500) + SLACK, "{:?}", run.elapsed);
+    assert!(
+        run.elapsed < Duration::from_millis(500) + SLACK,
+        "{:?}",
+        run.elapsed
+    );
     assert_eq!(client.spooled().len(), 1);
     // With a backlog the budget covers the replay and the event together.
     let run = client.hook(&tool_event("c-2", 1));
-    assert!(run.elapsed < Duration::from_millis(500) + SLACK, "{:?}", run.elapsed);
-    let keys: Vec<_> = client.spooled().iter().map(|e| e["body"]["seq"].clone()).collect();
+    assert!(
+        run.elapsed < Duration::from_millis(500) + SLACK,
+        "{:?}",
+        run.elapsed
+    );
+    let keys: Vec<_> = client
+        .spooled()
+        .iter()
+        .map(|e| e["body"]["seq"].clone())
+        .collect();
     assert_eq!(keys, [json!(0), json!(1)]);
 }
 
@@ -145,7 +164,10 @@ async fn a_torn_last_line_loses_nothing_before_it() {
     let app = spawn_app().await;
     let client = Client::new(&app.base, &app.ingest_token);
     let bodies: Vec<Value> = (0..3).map(|i| tool_event("torn-1", i)).collect();
-    client.write_spool(&bodies, br#"{"v":1,"agent":"claude-code","key":"k-torn","at":1,"qu"#);
+    client.write_spool(
+        &bodies,
+        br#"{"v":1,"agent":"claude-code","key":"k-torn","at":1,"qu"#,
+    );
     let run = client.hook(&tool_event("torn-1", 3));
     assert_eq!((run.code, run.stdout.as_str()), (Some(0), "{}\n"));
     assert_eq!(rows(&app, "true").await, 4);
@@ -158,14 +180,19 @@ async fn sixteen_concurrent_hooks_lose_nothing() {
     let app = spawn_app().await;
     let mut relay = Relay::new(&app.base);
     let client = Client::new(&relay.url(), &app.ingest_token);
-    let children: Vec<_> = (0..16).map(|i| client.spawn_hook(&tool_event("conc-1", i))).collect();
+    let children: Vec<_> = (0..16)
+        .map(|i| client.spawn_hook(&tool_event("conc-1", i)))
+        .collect();
     for (child, started) in children {
         let run = finish(child, started);
         assert_eq!((run.code, run.stdout.as_str()), (Some(0), "{}\n"));
     }
     let spooled = client.spooled();
     assert_eq!(spooled.len(), 16, "{}", client.spool_text());
-    let mut seqs: Vec<u64> = spooled.iter().map(|e| e["body"]["seq"].as_u64().unwrap()).collect();
+    let mut seqs: Vec<u64> = spooled
+        .iter()
+        .map(|e| e["body"]["seq"].as_u64().unwrap())
+        .collect();
     seqs.sort();
     assert_eq!(seqs, (0..16).collect::<Vec<_>>());
 
@@ -173,7 +200,11 @@ async fn sixteen_concurrent_hooks_lose_nothing() {
     let out = client.cairn(&["spool", "flush"]);
     assert!(out.status.success());
     assert_eq!(rows(&app, "true").await, 16);
-    assert_eq!(rows(&app, "true").await, app.count("SELECT count(DISTINCT payload->>'seq') FROM agent_events").await);
+    assert_eq!(
+        rows(&app, "true").await,
+        app.count("SELECT count(DISTINCT payload->>'seq') FROM agent_events")
+            .await
+    );
     relay.stop();
 }
 
@@ -187,12 +218,23 @@ async fn a_full_spool_drops_the_oldest_and_counts_them() {
     assert_eq!((run.code, run.stdout.as_str()), (Some(0), "{}\n"));
     let size = std::fs::metadata(client.spool_file()).unwrap().len();
     assert!(size <= 4000, "{size}");
-    let seqs: Vec<u64> = client.spooled().iter().map(|e| e["body"]["seq"].as_u64().unwrap()).collect();
+    let seqs: Vec<u64> = client
+        .spooled()
+        .iter()
+        .map(|e| e["body"]["seq"].as_u64().unwrap())
+        .collect();
     let first = seqs[0];
     assert!(first > 0);
-    assert_eq!(seqs, (first..=30).collect::<Vec<_>>(), "the newest kept, in order");
+    assert_eq!(
+        seqs,
+        (first..=30).collect::<Vec<_>>(),
+        "the newest kept, in order"
+    );
     let status = String::from_utf8(client.cairn(&["spool", "status"]).stdout).unwrap();
-    assert!(status.contains(&format!("dropped (spool full): {first}")), "{status}");
+    assert!(
+        status.contains(&format!("dropped (spool full): {first}")),
+        "{status}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -206,7 +248,10 @@ async fn private_text_and_secrets_reach_neither_server_nor_spool() {
     let spooled = away.spool_text();
     assert!(spooled.contains("deploy it"), "{spooled}");
     assert!(spooled.contains("[REDACTED:anthropic_key]"), "{spooled}");
-    assert!(!spooled.contains("zebracorn") && !spooled.contains(key), "{spooled}");
+    assert!(
+        !spooled.contains("zebracorn") && !spooled.contains(key),
+        "{spooled}"
+    );
 
     let app = spawn_app().await;
     let client = Client::new(&app.base, &app.ingest_token);
@@ -235,7 +280,11 @@ async fn stop_without_last_message_reads_the_transcript_tail() {
     ];
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(&transcript, text).unwrap();
-    client.hook(&cc("stop-1", "UserPromptSubmit", json!({"prompt": "fix the build"})));
+    client.hook(&cc(
+        "stop-1",
+        "UserPromptSubmit",
+        json!({"prompt": "fix the build"}),
+    ));
     let mut stop = cc("stop-1", "Stop", json!({"stop_hook_active": false}));
     stop["transcript_path"] = json!(transcript);
     let run = client.hook(&stop);

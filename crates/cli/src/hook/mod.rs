@@ -5,9 +5,10 @@
 mod background;
 mod deliver;
 mod event;
-mod git;
+/// Also used by `cairn doctor`, which asks what a hook would send.
+pub(crate) mod git;
 pub(crate) mod log;
-mod query;
+pub(crate) mod query;
 mod transcript;
 mod windsurf;
 pub mod wire;
@@ -69,10 +70,10 @@ fn refresh_windsurf_rules(config: &ClientConfig, prepared: &event::Prepared, ans
     let Ok(value) = serde_json::from_str::<serde_json::Value>(answer) else {
         return;
     };
-    if let Some(markdown) = value["memoryMarkdown"].as_str() {
-        if let Err(e) = windsurf::write_rules(&prepared.workspace, markdown) {
-            log::error(&config.spool_dir, "windsurf", &format!("rules file: {e}"));
-        }
+    if let Some(markdown) = value["memoryMarkdown"].as_str()
+        && let Err(e) = windsurf::write_rules(&prepared.workspace, markdown)
+    {
+        log::error(&config.spool_dir, "windsurf", &format!("rules file: {e}"));
     }
 }
 

@@ -88,7 +88,7 @@ mod tests {
             last_in_tail(t.as_bytes(), true).as_deref(),
             Some("plain string content")
         );
-        assert_eq!(last_in_tail(whole[10..].as_bytes(), true), None);
+        assert_eq!(last_in_tail(&whole.as_bytes()[10..], true), None);
         assert_eq!(last_in_tail(b"", false), None);
     }
 

@@ -57,7 +57,8 @@ impl Client {
     /// `<spool dir>/<sha256(url + "\n" + token)[..16]>.jsonl`, as docs/hook-client.md names it.
     pub fn spool_file(&self) -> PathBuf {
         let digest = Sha256::digest(format!("{}\n{}", self.url, self.token).as_bytes());
-        self.spool_dir().join(format!("{}.jsonl", &hex::encode(digest)[..16]))
+        self.spool_dir()
+            .join(format!("{}.jsonl", &hex::encode(digest)[..16]))
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
@@ -142,7 +143,11 @@ pub fn finish(child: Child, started: Instant) -> Run {
 
 /// A port where nothing listens.
 pub fn closed_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// Forwards TCP from a fixed local port to the API; `stop` closes the port
@@ -179,7 +184,9 @@ impl Relay {
                     break;
                 }
                 let Ok(client) = conn else { continue };
-                let Ok(server) = TcpStream::connect(target) else { continue };
+                let Ok(server) = TcpStream::connect(target) else {
+                    continue;
+                };
                 pipe(client.try_clone().unwrap(), server.try_clone().unwrap());
                 pipe(server, client);
             }
