@@ -7,21 +7,14 @@ use std::{path::Path, time::Duration};
 
 use serde_json::Value;
 
+// The hook client's own repository discovery and query string, so doctor
+// asks exactly what a hook sends.
 use crate::{
     client_config::{ClientConfig, Env},
+    hook::{git, query},
     install::{Scope, inspect},
     spool::Spool,
 };
-
-// The hook client's own repository discovery and query string, compiled here
-// too (they are private to `hook`), so doctor asks exactly what a hook sends.
-// TODO: use `crate::hook::{git, query}` once `hook` exports them.
-#[allow(dead_code, clippy::duplicate_mod)]
-#[path = "hook/git.rs"]
-mod git;
-#[allow(dead_code, clippy::duplicate_mod)]
-#[path = "hook/query.rs"]
-mod query;
 
 const TIMEOUT: Duration = Duration::from_secs(2);
 
