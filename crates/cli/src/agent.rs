@@ -32,10 +32,6 @@ impl Agent {
             Agent::Windsurf => "windsurf",
         }
     }
-
-    pub fn from_slug(slug: &str) -> Option<Agent> {
-        Self::ALL.into_iter().find(|a| a.slug() == slug)
-    }
 }
 
 impl std::fmt::Display for Agent {

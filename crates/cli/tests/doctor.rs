@@ -146,7 +146,7 @@ fn a_closed_port_fails_with_advice_and_exit_1() {
     assert!(text.contains("→ start the server"), "{text}");
     line(&text, "- token: skipped");
     assert!(
-        line(&text, "✗ hooks cursor (project)").contains("9 of 10 events"),
+        line(&text, "✗ hooks cursor (project)").contains("8 of 9 events"),
         "{text}"
     );
     assert!(text.contains("→ `cairn install cursor`"), "{text}");

@@ -15,11 +15,12 @@ use crate::agent::Agent;
 
 /// The agent events Cairn uses. `postToolUse` covers every tool, so the
 /// per-kind events (afterShellExecution, afterMCPExecution, afterFileEdit)
-/// would only repeat it.
-const EVENTS: [&str; 10] = [
+/// would only repeat it. No permission event (preToolUse, beforeShellExecution,
+/// beforeReadFile): Cursor reads a decision from those, and Cairn never allows
+/// or denies on the user's behalf.
+const EVENTS: [&str; 9] = [
     "sessionStart",
     "beforeSubmitPrompt",
-    "preToolUse",
     "postToolUse",
     "postToolUseFailure",
     "afterAgentResponse",

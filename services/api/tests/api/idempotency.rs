@@ -71,3 +71,92 @@ async fn a_repeated_user_prompt_event_does_not_open_a_second_turn() {
     );
     assert_eq!(app.count("SELECT count(*) FROM agent_events").await, 1);
 }
+
+#[tokio::test]
+async fn an_id_less_prompt_retried_opens_no_second_turn_but_the_same_words_next_turn_do() {
+    let app = spawn_app().await;
+    let prompt = cc("s", "UserPromptSubmit", json!({"prompt": "run the tests"}));
+    for _ in 0..3 {
+        assert_eq!(app.hook(prompt.clone()).await.0, 200);
+    }
+    assert_eq!(
+        app.count("SELECT max(prompt_counter)::bigint FROM sessions")
+            .await,
+        1
+    );
+    assert_eq!(app.count("SELECT count(*) FROM agent_events").await, 1);
+    let tool = cc(
+        "s",
+        "PostToolUse",
+        json!({"tool_name": "Bash", "tool_use_id": "t1", "tool_input": {"command": "make test"}}),
+    );
+    assert_eq!(app.hook(tool).await.0, 200);
+    assert_eq!(
+        app.hook(cc("s", "Stop", json!({"last_assistant_message": "ok"})))
+            .await
+            .0,
+        200
+    );
+    // The user types the same words in the next turn: a new turn, its own summary.
+    assert_eq!(app.hook(prompt.clone()).await.0, 200);
+    assert_eq!(
+        app.hook(cc("s", "Stop", json!({"last_assistant_message": "ok"})))
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        app.count("SELECT max(prompt_counter)::bigint FROM sessions")
+            .await,
+        2
+    );
+    assert_eq!(
+        app.count("SELECT count(*) FROM agent_events WHERE event_type = 'UserPromptSubmit'")
+            .await,
+        2
+    );
+    assert_eq!(
+        app.count("SELECT count(*) FROM generation_jobs WHERE job_type = 'turn_summary'")
+            .await,
+        2
+    );
+}
+
+#[tokio::test]
+async fn claude_mem_events_retried_are_stored_once_by_tool_use_id_or_idempotency_key() {
+    let app = spawn_app().await;
+    let event = json!({
+        "projectId": app.project_id, "contentSessionId": "cm-1", "platformSource": "claude-code",
+        "sourceType": "hook", "eventType": "tool_use", "occurredAtEpoch": 1_763_900_000_000i64,
+        "payload": {"tool_name": "Read", "tool_use_id": "toolu_9", "tool_input": {"file_path": "a.rs"}}
+    });
+    let (first, a) = app.post("/v1/events", Some(&app.ingest_token), &event).await;
+    let (second, b) = app.post("/v1/events", Some(&app.ingest_token), &event).await;
+    assert_eq!((first, second), (201, 200), "{a} {b}");
+    assert_eq!(a["event"]["id"], b["event"]["id"]);
+    // Another session may use the same tool id.
+    let mut other = event.clone();
+    other["contentSessionId"] = json!("cm-2");
+    assert_eq!(
+        app.post("/v1/events", Some(&app.ingest_token), &other).await.0,
+        201
+    );
+
+    // No id in the payload: the Idempotency-Key header.
+    let plain = json!({
+        "projectId": app.project_id, "contentSessionId": "cm-1", "sourceType": "hook",
+        "eventType": "assistant_message", "occurredAtEpoch": 1_763_900_000_000i64,
+        "payload": {"last_assistant_message": "done"}
+    });
+    let send = || {
+        app.client
+            .post(format!("{}/v1/events", app.base))
+            .bearer_auth(&app.ingest_token)
+            .header("idempotency-key", "retry-7")
+            .json(&plain)
+            .send()
+    };
+    assert_eq!(send().await.unwrap().status(), 201);
+    assert_eq!(send().await.unwrap().status(), 200);
+    assert_eq!(app.count("SELECT count(*) FROM agent_events").await, 3);
+}

@@ -2,6 +2,7 @@
 //! database and a real server on a free port.
 
 mod admin;
+mod agents;
 mod claude_code;
 mod claude_mem;
 mod context;
@@ -12,5 +13,6 @@ mod isolation;
 mod malformed;
 mod mcp;
 mod privacy;
+mod project_rules;
 mod redis_down;
 mod search;
