@@ -11,6 +11,14 @@ export CAIRN_TEST_DATABASE_URL="${CAIRN_TEST_DATABASE_URL:-$CAIRN_PG_ADMIN_URL}"
 psql "$CAIRN_TEST_DATABASE_URL" -Atqc "SELECT datname FROM pg_database WHERE datname LIKE 'cairn_test_%'" |
     while read -r db; do psql "$CAIRN_TEST_DATABASE_URL" -qc "DROP DATABASE IF EXISTS \"$db\"" || true; done
 
+# The real agent CLIs the end-to-end hook tests drive (npm; Node from apt when missing).
+if ! command -v npm >/dev/null 2>&1; then
+    echo "installing nodejs and npm with apt" >&2
+    as_root apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq nodejs npm >/dev/null
+fi
+scripts/agents.sh >/dev/null
+
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace

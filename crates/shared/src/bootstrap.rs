@@ -95,6 +95,8 @@ impl Bootstrapped {
              admin token  (superadmin, admin, read, ingest):\n  {}\n\
              ingest token (project {}, ingest, read):\n  {}\n\
              Try: curl -H \"Authorization: Bearer $CAIRN_TOKEN\" {base_url}/v1/info\n\
+             Connect an agent, in your repository (claude-code, cursor, codex, gemini or windsurf):\n  \
+             cairn install claude-code --url {base_url} --token <the ingest token>\n\
              =========================================================================\n",
             self.team.slug,
             self.team.id,
