@@ -1,49 +1,58 @@
 #!/usr/bin/env bash
-# Installs the real agent CLIs that crates/cli/tests/agent_cli.rs drives
-# (Claude Code, from npm) into ${CAIRN_AGENTS_DIR:-$HOME/.cache/cairn-agents},
-# pinned to the version the test was written against; does nothing when that
-# version is already there. Prints the path of the `claude` binary.
+# Installs the real agent CLIs that crates/cli/tests/agent_cli.rs drives —
+# Claude Code, Codex and Gemini CLI, from npm — into
+# ${CAIRN_AGENTS_DIR:-$HOME/.cache/cairn-agents}, pinned to the versions the
+# test was written against; does nothing when those versions are already
+# there. Prints the path of the `claude` binary (the others sit beside it).
 #
 # Usage: scripts/agents.sh            (then: cargo test -p cairn --test agent_cli)
 set -euo pipefail
 
-# The version agent_cli.rs was checked with. Bump deliberately: a new Claude
-# Code may change its hook input or where it puts SessionStart context.
-CLAUDE_CODE_VERSION=2.1.330
+# The versions agent_cli.rs was checked with. Bump deliberately: a new
+# release may change its hook input, its model API calls, or where it puts
+# SessionStart context.
+PACKAGES=(
+    "@anthropic-ai/claude-code@2.1.330"
+    "@openai/codex@0.169.0"
+    "@google/gemini-cli@0.61.0"
+)
 
 dir="${CAIRN_AGENTS_DIR:-$HOME/.cache/cairn-agents}"
-bin="$dir/node_modules/.bin/claude"
-pkg="$dir/node_modules/@anthropic-ai/claude-code"
+modules="$dir/node_modules"
 
-installed_version() {
-    # `claude --version` prints "2.1.330 (Claude Code)"; the package.json is
-    # checked too, so a half-finished install is not taken for a good one.
-    [ -x "$bin" ] || return 0
-    local v
-    v=$(node -p "require('$pkg/package.json').version" 2>/dev/null) || return 0
-    [ "$v" = "$CLAUDE_CODE_VERSION" ] || return 0
-    "$bin" --version 2>/dev/null | awk '{print $1}'
+# The installed version of package $1 (empty when absent).
+installed() {
+    node -p "require('$modules/$1/package.json').version" 2>/dev/null || true
 }
 
-if [ "$(installed_version)" != "$CLAUDE_CODE_VERSION" ]; then
+# Whether every package is installed at its pinned version and its binary runs.
+ready() {
+    local spec name version
+    for spec in "${PACKAGES[@]}"; do
+        name="${spec%@*}"
+        version="${spec##*@}"
+        [ "$(installed "$name")" = "$version" ] || return 1
+    done
+    # Claude Code and Codex are native binaries linked in by a postinstall
+    # or an optional dependency: check that they run, not only that they exist.
+    "$modules/.bin/claude" --version 2>/dev/null | grep -q "^${PACKAGES[0]##*@} " || return 1
+    "$modules/.bin/codex" --version >/dev/null 2>&1 || return 1
+    [ -x "$modules/.bin/gemini" ] || return 1
+}
+
+if ! ready; then
     command -v npm >/dev/null || { echo "agents.sh: npm is needed (Node 20 or later)" >&2; exit 1; }
     mkdir -p "$dir"
-    echo "agents.sh: installing @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION into $dir" >&2
-    # The package is a native binary (from a per-platform optional dependency)
-    # that its postinstall links over bin/claude.exe; it declares node>=22
-    # but the binary does not run on Node, so Node 20's npm installs it fine.
-    npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
-        "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" >&2
-    if [ "$(installed_version)" != "$CLAUDE_CODE_VERSION" ]; then
-        # An npm that skips install scripts leaves the placeholder in place:
-        # run the package's own postinstall, which links the native binary.
-        (cd "$pkg" && node install.cjs) >&2
+    echo "agents.sh: installing ${PACKAGES[*]} into $dir" >&2
+    # Claude Code declares node>=22 but ships a native binary that does not
+    # run on Node, so Node 20's npm installs it fine (an EBADENGINE warning).
+    npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "${PACKAGES[@]}" >&2
+    if ! ready; then
+        # An npm that skips install scripts leaves Claude Code's placeholder
+        # in place: run its own postinstall, which links the native binary.
+        (cd "$modules/@anthropic-ai/claude-code" && node install.cjs) >&2
     fi
-    got=$(installed_version)
-    if [ "$got" != "$CLAUDE_CODE_VERSION" ]; then
-        echo "agents.sh: $bin reports '${got:-nothing}', wanted $CLAUDE_CODE_VERSION" >&2
-        exit 1
-    fi
+    ready || { echo "agents.sh: the agent CLIs in $dir do not run" >&2; exit 1; }
 fi
 
-echo "$bin"
+echo "$modules/.bin/claude"
