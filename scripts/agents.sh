@@ -25,7 +25,14 @@ installed() {
     node -p "require('$modules/$1/package.json').version" 2>/dev/null || true
 }
 
-# Whether every package is installed at its pinned version and its binary runs.
+# The agents write state under $HOME even for --version: keep the user's clean.
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+quiet() { HOME="$scratch" CODEX_HOME="$scratch/.codex" "$@" </dev/null 2>/dev/null; }
+
+# Whether every package is installed at its pinned version (cheap: run on
+# every test run). Claude Code is also run, since an npm that skipped its
+# postinstall leaves a placeholder where its native binary should be.
 ready() {
     local spec name version
     for spec in "${PACKAGES[@]}"; do
@@ -33,11 +40,18 @@ ready() {
         version="${spec##*@}"
         [ "$(installed "$name")" = "$version" ] || return 1
     done
-    # Claude Code and Codex are native binaries linked in by a postinstall
-    # or an optional dependency: check that they run, not only that they exist.
-    "$modules/.bin/claude" --version 2>/dev/null | grep -q "^${PACKAGES[0]##*@} " || return 1
-    "$modules/.bin/codex" --version >/dev/null 2>&1 || return 1
-    [ -x "$modules/.bin/gemini" ] || return 1
+    quiet "$modules/.bin/claude" --version | grep -q "^${PACKAGES[0]##*@} "
+}
+
+# After an install: every binary runs (Gemini CLI needs Node 20 or later).
+check_all() {
+    local bin
+    for bin in claude codex gemini; do
+        if ! quiet "$modules/.bin/$bin" --version >/dev/null; then
+            echo "agents.sh: $modules/.bin/$bin --version fails (node is $(node --version))" >&2
+            return 1
+        fi
+    done
 }
 
 if ! ready; then
@@ -52,7 +66,8 @@ if ! ready; then
         # in place: run its own postinstall, which links the native binary.
         (cd "$modules/@anthropic-ai/claude-code" && node install.cjs) >&2
     fi
-    ready || { echo "agents.sh: the agent CLIs in $dir do not run" >&2; exit 1; }
+    ready || { echo "agents.sh: the agent CLIs in $dir are not the pinned ones" >&2; exit 1; }
+    check_all
 fi
 
 echo "$modules/.bin/claude"

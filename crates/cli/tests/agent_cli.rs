@@ -194,6 +194,20 @@ async fn scenario(bin: &Path, agent: Agent) {
     }
 
     generator.drain(&app, 1, Duration::from_secs(30)).await;
+    // Memory given back is stripped on ingest: it must never come back as
+    // memory (Gemini CLI, for one, prepends it to the prompt it reports).
+    let requests: Vec<String> = sqlx::query_scalar("SELECT request FROM summaries WHERE project_id = $1")
+        .bind(p)
+        .fetch_all(&app.pool)
+        .await
+        .unwrap();
+    assert!(
+        requests
+            .iter()
+            .all(|r| !r.contains("cairn-context") && !r.contains("hook_context")),
+        "{}: the injected context was stored as the user's request: {requests:?}",
+        agent.slug
+    );
     let remembered = app
         .count(&format!(
             "SELECT count(*) FROM summaries WHERE project_id = '{p}' AND request ILIKE '%{MARK}%'"
@@ -213,6 +227,13 @@ async fn scenario(bin: &Path, agent: Agent) {
     // (2) The memory reached the model in the second session; the control:
     // the first session's context (memory still empty) did not carry it.
     let before = contexts(&first);
+    assert!(
+        !before.is_empty(),
+        "{}: the first session got no Cairn context at all (an empty memory still \
+         answers one); requests: {:?}",
+        agent.slug,
+        paths(&first)
+    );
     assert!(
         before.iter().all(|c| !c.contains(MARK)),
         "{}: the first session cannot know `{MARK}` from memory: {before:?}",
