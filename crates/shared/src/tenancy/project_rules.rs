@@ -64,14 +64,20 @@ pub fn normalize_path(path: &str) -> Option<String> {
         return None;
     }
     let trimmed = path.trim_end_matches('/');
-    Some(if trimmed.is_empty() { "/".into() } else { trimmed.into() })
+    Some(if trimmed.is_empty() {
+        "/".into()
+    } else {
+        trimmed.into()
+    })
 }
 
 /// True when `prefix` is `path` or one of its parent directories.
 fn is_path_prefix(prefix: &str, path: &str) -> bool {
     prefix == "/"
         || path == prefix
-        || path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/'))
+        || path
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// Which rule decides: a git remote match first, then the longest path prefix
@@ -192,7 +198,11 @@ mod tests {
             "ssh://git@github.com:22/acme/api.git",
             "git://github.com/acme/api",
         ] {
-            assert_eq!(normalize_remote(remote).as_deref(), Some("github.com/acme/api"), "{remote}");
+            assert_eq!(
+                normalize_remote(remote).as_deref(),
+                Some("github.com/acme/api"),
+                "{remote}"
+            );
         }
         assert_eq!(normalize_remote("not a remote"), None);
         assert_eq!(normalize_remote("/srv/git/api.git"), None);
@@ -210,7 +220,10 @@ mod tests {
             cwd: Some("/home/dev/acme/api/src".into()),
             ..Default::default()
         };
-        assert_eq!(best_match(&rules, &by_remote).unwrap().pattern, "github.com/acme/api");
+        assert_eq!(
+            best_match(&rules, &by_remote).unwrap().pattern,
+            "github.com/acme/api"
+        );
         let by_path = Locator {
             cwd: Some("/home/dev/acme/web/src".into()),
             ..Default::default()

@@ -150,8 +150,16 @@ mod tests {
             assert!(EventKind::from_claude_code(name).is_some(), "{name}");
         }
         assert_eq!(EventKind::from_claude_code("Bogus"), None);
-        for kind in [EventKind::SessionStart, EventKind::UserPrompt, EventKind::ToolFailure, EventKind::Stop] {
-            assert_eq!(EventKind::from_claude_code(kind.claude_code_name().unwrap()), Some(kind));
+        for kind in [
+            EventKind::SessionStart,
+            EventKind::UserPrompt,
+            EventKind::ToolFailure,
+            EventKind::Stop,
+        ] {
+            assert_eq!(
+                EventKind::from_claude_code(kind.claude_code_name().unwrap()),
+                Some(kind)
+            );
         }
         assert_eq!(EventKind::from_event_type("tool_use"), EventKind::PostTool);
         assert_eq!(EventKind::from_event_type("assistant_message"), EventKind::Stop);

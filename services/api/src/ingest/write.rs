@@ -117,7 +117,10 @@ async fn repeated_prompt(
     let SessionTarget::Agent(key) = &ev.session else {
         return Ok(None);
     };
-    let Some(hash) = key.prompt_hash.as_deref().filter(|_| ev.kind == EventKind::UserPrompt && ev.key_per_turn)
+    let Some(hash) = key
+        .prompt_hash
+        .as_deref()
+        .filter(|_| ev.kind == EventKind::UserPrompt && ev.key_per_turn)
     else {
         return Ok(None);
     };

@@ -87,7 +87,10 @@ pub struct EventResponse {
 /// tool-call id in the payload (`tool_use_id`) within its session, else the
 /// `Idempotency-Key` header; an event with none of them is always new.
 fn idempotency_key(input: &EventInput, payload: &serde_json::Value, header: Option<&str>) -> String {
-    let tool_use_id = payload.get("tool_use_id").and_then(|t| t.as_str()).filter(|t| !t.is_empty());
+    let tool_use_id = payload
+        .get("tool_use_id")
+        .and_then(|t| t.as_str())
+        .filter(|t| !t.is_empty());
     let session = input
         .server_session_id
         .map(|id| id.to_string())
@@ -102,7 +105,11 @@ fn idempotency_key(input: &EventInput, payload: &serde_json::Value, header: Opti
     }
 }
 
-fn to_incoming(input: EventInput, query: IngestQuery, header: Option<&str>) -> Result<IncomingEvent, ApiError> {
+fn to_incoming(
+    input: EventInput,
+    query: IngestQuery,
+    header: Option<&str>,
+) -> Result<IncomingEvent, ApiError> {
     if input.event_type.trim().is_empty() || input.event_type.len() > 100 {
         return Err(ApiError::unprocessable(
             "invalid_field",
@@ -111,7 +118,11 @@ fn to_incoming(input: EventInput, query: IngestQuery, header: Option<&str>) -> R
     }
     let occurred_at = from_epoch_ms(input.occurred_at_epoch)
         .ok_or_else(|| ApiError::unprocessable("invalid_field", "`occurredAtEpoch` is out of range"))?;
-    let idempotency_key = idempotency_key(&input, input.payload.as_ref().unwrap_or(&serde_json::Value::Null), header);
+    let idempotency_key = idempotency_key(
+        &input,
+        input.payload.as_ref().unwrap_or(&serde_json::Value::Null),
+        header,
+    );
     let payload = input.payload.unwrap_or_else(|| serde_json::json!({}));
     let agent = input
         .platform_source

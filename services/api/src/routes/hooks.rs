@@ -168,7 +168,10 @@ mod tests {
         let now = Utc::now();
         let hour_ago = now - Duration::hours(1);
         let ms = hour_ago.timestamp_millis().to_string();
-        assert_eq!(occurred_at(Some(&ms), now).timestamp_millis(), hour_ago.timestamp_millis());
+        assert_eq!(
+            occurred_at(Some(&ms), now).timestamp_millis(),
+            hour_ago.timestamp_millis()
+        );
         assert_eq!(occurred_at(Some("nonsense"), now), now);
         let far = (now + Duration::days(1)).timestamp_millis().to_string();
         assert_eq!(occurred_at(Some(&far), now), now);

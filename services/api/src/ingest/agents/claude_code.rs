@@ -57,7 +57,11 @@ pub fn parse(input: Map<String, Value>, request: &HookRequest<'_>) -> Result<Par
 /// The hook answer: `additionalContext` for SessionStart (and prompts, when
 /// given), `{}` otherwise. PreCompact may not carry hookSpecificOutput.
 pub fn answer(hook_event_name: &str, additional_context: Option<String>) -> Answer {
-    hook_specific_output(hook_event_name, &["SessionStart", "UserPromptSubmit"], additional_context)
+    hook_specific_output(
+        hook_event_name,
+        &["SessionStart", "UserPromptSubmit"],
+        additional_context,
+    )
 }
 
 /// `{"hookSpecificOutput": {"hookEventName", "additionalContext"}}` for the
@@ -90,7 +94,9 @@ mod tests {
         let body =
             br#"{"session_id":"s1","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"t1",
             "tool_input":{"command":"ls"},"tool_response":{"stdout":""},"cwd":"/r"}"#;
-        let ev = parse_body(body, Some("ignored-when-the-tool-has-an-id")).unwrap().event;
+        let ev = parse_body(body, Some("ignored-when-the-tool-has-an-id"))
+            .unwrap()
+            .event;
         assert_eq!(ev.kind, EventKind::PostTool);
         assert_eq!(ev.idempotency_key, "cc:s1:PostToolUse:t1");
         assert_eq!(ev.tool_name.as_deref(), Some("Bash"));
@@ -99,7 +105,10 @@ mod tests {
 
     #[test]
     fn id_less_prompts_are_keyed_by_their_text() {
-        let a = parse_body(br#"{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#, None);
+        let a = parse_body(
+            br#"{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#,
+            None,
+        );
         let b = parse_body(
             br#"{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"hi","permission_mode":"x"}"#,
             None,
@@ -107,7 +116,9 @@ mod tests {
         let (a, b) = (a.unwrap().event, b.unwrap().event);
         assert_eq!(a.idempotency_key, b.idempotency_key);
         assert!(a.key_per_turn);
-        let crate::ingest::SessionTarget::Agent(key) = &a.session else { panic!() };
+        let crate::ingest::SessionTarget::Agent(key) = &a.session else {
+            panic!()
+        };
         assert!(key.prompt_hash.is_some());
     }
 

@@ -47,14 +47,23 @@ pub fn normalize(mut input: Map<String, Value>) -> Result<Normalized, ApiError> 
             let tool = required_str(&input, "tool_name")?.to_string();
             n.tool = Some(tool_named(&tool));
             n.tool_input = input.remove("tool_input");
-            n.tool_response = input.remove("tool_output").or_else(|| input.remove("tool_response"));
+            n.tool_response = input
+                .remove("tool_output")
+                .or_else(|| input.remove("tool_response"));
             n.error = input.remove("error");
         }
         "afterAgentResponse" => n.last_assistant_message = optional_str(&input, "text")?.map(str::to_string),
         "sessionStart" => n.source = optional_str(&input, "source")?.map(str::to_string),
         _ => {}
     }
-    for used in ["hook_event_name", "conversation_id", "prompt", "command", "file_path", "text"] {
+    for used in [
+        "hook_event_name",
+        "conversation_id",
+        "prompt",
+        "command",
+        "file_path",
+        "text",
+    ] {
         input.remove(used);
     }
     n.extra = input;

@@ -20,7 +20,9 @@ pub fn normalize(mut input: Map<String, Value>) -> Result<Normalized, ApiError> 
     n.source = optional_str(&input, "source")?.map(str::to_string);
     match event.as_str() {
         "BeforeAgent" => n.prompt = Some(required_str(&input, "prompt")?.to_string()),
-        "AfterAgent" => n.last_assistant_message = optional_str(&input, "prompt_response")?.map(str::to_string),
+        "AfterAgent" => {
+            n.last_assistant_message = optional_str(&input, "prompt_response")?.map(str::to_string)
+        }
         "BeforeTool" | "AfterTool" => {
             let tool = required_str(&input, "tool_name")?.to_string();
             let (tool, tool_input) = tool_named(&tool, input.remove("tool_input"));
@@ -33,7 +35,15 @@ pub fn normalize(mut input: Map<String, Value>) -> Result<Normalized, ApiError> 
         }
         _ => {}
     }
-    for used in ["hook_event_name", "session_id", "cwd", "source", "prompt", "prompt_response", "tool_name"] {
+    for used in [
+        "hook_event_name",
+        "session_id",
+        "cwd",
+        "source",
+        "prompt",
+        "prompt_response",
+        "tool_name",
+    ] {
         input.remove(used);
     }
     n.extra = input;
@@ -71,7 +81,10 @@ fn tool_named(name: &str, input: Option<Value>) -> (Tool, Option<Value>) {
         i
     };
     match name {
-        "read_file" | "read_many_files" => (Tool::Read, input.map(|i| renamed(i, "absolute_path", "file_path"))),
+        "read_file" | "read_many_files" => (
+            Tool::Read,
+            input.map(|i| renamed(i, "absolute_path", "file_path")),
+        ),
         "write_file" => (Tool::Write, input),
         "replace" | "edit" => (Tool::Edit, input),
         "run_shell_command" => (Tool::Shell, input),

@@ -104,11 +104,17 @@ impl Normalized {
         put("agent_event", Some(json!(self.agent_event)));
         put("cwd", self.cwd.clone().map(Value::from));
         put("prompt", self.prompt.clone().map(Value::from));
-        put("tool_name", self.tool.as_ref().map(|t| json!(t.claude_code_name())));
+        put(
+            "tool_name",
+            self.tool.as_ref().map(|t| json!(t.claude_code_name())),
+        );
         put("tool_input", self.tool_input);
         put("tool_response", self.tool_response);
         put("error", self.error);
-        put("last_assistant_message", self.last_assistant_message.map(Value::from));
+        put(
+            "last_assistant_message",
+            self.last_assistant_message.map(Value::from),
+        );
         put("tool_use_id", self.tool_use_id.clone().map(Value::from));
         put("source", self.source.clone().map(Value::from));
         put("model", self.model.map(Value::from));
@@ -173,10 +179,17 @@ impl Identity<'_> {
             .filter(|_| kind == EventKind::UserPrompt)
             .map(|p| idempotency_key_from_body("prompt", p.as_bytes()));
         let idempotency_key = match (self.tool_use_id, request.idempotency_key, &prompt_hash) {
-            (Some(id), _, _) => format!("{}:{}:{}:{id}", short(self.agent), self.session_id, self.event_name),
+            (Some(id), _, _) => format!(
+                "{}:{}:{}:{id}",
+                short(self.agent),
+                self.session_id,
+                self.event_name
+            ),
             (None, Some(h), _) => format!("hdr:{h}"),
             (None, None, Some(hash)) => hash.clone(),
-            (None, None, None) => idempotency_key_from_body(&format!("{}-body", short(self.agent)), request.body),
+            (None, None, None) => {
+                idempotency_key_from_body(&format!("{}-body", short(self.agent)), request.body)
+            }
         };
         let key = SessionKey {
             agent: self.agent.into(),
@@ -210,5 +223,9 @@ impl Identity<'_> {
 
 /// Claude Code's keys keep their historic `cc` prefix.
 fn short(agent: &str) -> &str {
-    if agent == super::claude_code::AGENT { "cc" } else { agent }
+    if agent == super::claude_code::AGENT {
+        "cc"
+    } else {
+        agent
+    }
 }

@@ -47,13 +47,17 @@ pub fn normalize(mut input: Map<String, Value>) -> Result<Normalized, ApiError> 
             n.tool_response = info.remove("output").map(|o| json!({"stdout": o}));
         }
         "post_mcp_tool_use" => {
-            let server = optional_str(&info, "mcp_server_name")?.unwrap_or("mcp").to_string();
+            let server = optional_str(&info, "mcp_server_name")?
+                .unwrap_or("mcp")
+                .to_string();
             let tool = required_str(&info, "mcp_tool_name")?.to_string();
             n.tool = Some(Tool::Mcp(server, tool));
             n.tool_input = info.remove("mcp_tool_arguments");
             n.tool_response = info.remove("mcp_result");
         }
-        "post_cascade_response" => n.last_assistant_message = optional_str(&info, "response")?.map(str::to_string),
+        "post_cascade_response" => {
+            n.last_assistant_message = optional_str(&info, "response")?.map(str::to_string)
+        }
         _ => {}
     }
     input.remove("agent_action_name");
@@ -68,7 +72,9 @@ fn kind(event: &str) -> EventKind {
     match event {
         "pre_user_prompt" => EventKind::UserPrompt,
         "pre_read_code" | "pre_write_code" | "pre_run_command" | "pre_mcp_tool_use" => EventKind::PreTool,
-        "post_read_code" | "post_write_code" | "post_run_command" | "post_mcp_tool_use" => EventKind::PostTool,
+        "post_read_code" | "post_write_code" | "post_run_command" | "post_mcp_tool_use" => {
+            EventKind::PostTool
+        }
         "post_cascade_response" => EventKind::Stop,
         _ => EventKind::Notification,
     }

@@ -131,7 +131,10 @@ pub async fn create_project_rule(
     )
     .await?;
     tx.commit().await?;
-    Ok((StatusCode::CREATED, Json(ProjectRuleResponse { rule: rule.into() })))
+    Ok((
+        StatusCode::CREATED,
+        Json(ProjectRuleResponse { rule: rule.into() }),
+    ))
 }
 
 /// Delete a rule (admin; audited).
