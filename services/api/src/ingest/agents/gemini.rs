@@ -19,7 +19,7 @@ pub fn normalize(mut input: Map<String, Value>) -> Result<Normalized, ApiError> 
     n.cwd = optional_str(&input, "cwd")?.map(str::to_string);
     n.source = optional_str(&input, "source")?.map(str::to_string);
     match event.as_str() {
-        "BeforeAgent" => n.prompt = Some(required_str(&input, "prompt")?.to_string()),
+        "BeforeAgent" => n.prompt = Some(without_hook_context(required_str(&input, "prompt")?)),
         "AfterAgent" => {
             n.last_assistant_message = optional_str(&input, "prompt_response")?.map(str::to_string)
         }
@@ -48,6 +48,27 @@ pub fn normalize(mut input: Map<String, Value>) -> Result<Normalized, ApiError> 
     }
     n.extra = input;
     Ok(n)
+}
+
+/// Gemini CLI puts the context hooks gave at session start in front of the
+/// prompt it reports, as `<hook_context>…</hook_context>` (Cairn's own memory
+/// among it, HTML-escaped): injected text, not the user's words, so it is not
+/// stored as the prompt and memory never echoes itself.
+fn without_hook_context(prompt: &str) -> String {
+    const OPEN: &str = "<hook_context>";
+    const CLOSE: &str = "</hook_context>";
+    let mut rest = prompt;
+    let mut out = String::with_capacity(prompt.len());
+    while let Some(start) = rest.find(OPEN) {
+        out.push_str(&rest[..start]);
+        rest = match rest[start..].find(CLOSE) {
+            Some(end) => &rest[start + end + CLOSE.len()..],
+            // Unclosed: everything after it is injected too.
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out.trim().to_string()
 }
 
 fn kind(event: &str, input: &Map<String, Value>) -> EventKind {
@@ -99,5 +120,18 @@ pub fn answer(event: &str, context: Option<String>) -> Answer {
     match context {
         Some(_) => claude_code::hook_specific_output(event, &["SessionStart", "BeforeAgent"], context),
         None => json!({}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hook_context_in_front_of_the_prompt_is_not_the_prompt() {
+        let reported = "<hook_context>&lt;cairn-context&gt;\n# Project memory\n&lt;/cairn-context&gt;</hook_context>\n\nfix the login test";
+        assert_eq!(without_hook_context(reported), "fix the login test");
+        assert_eq!(without_hook_context("plain prompt"), "plain prompt");
+        assert_eq!(without_hook_context("a <hook_context>never closed"), "a");
     }
 }

@@ -118,6 +118,7 @@ pub enum Moment {
     Other,
 }
 
+#[derive(Debug)]
 pub struct ParsedHook {
     pub event: IncomingEvent,
     /// The agent's own event name, as it sent it.
