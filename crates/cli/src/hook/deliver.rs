@@ -20,12 +20,18 @@ pub fn deliver(config: &ClientConfig, entry: &Entry, deadline: Instant) -> Optio
             Ok(Some(flush)) => {
                 // A spool that cannot be read does not stop the event itself.
                 let outcome = replay(&spool, &wire, flush, deadline, None, &log);
-                if let Some(outcome @ (Outcome::Failed(_) | Outcome::OutOfTime)) = outcome {
-                    save(&spool, entry, &log);
-                    if outcome == Outcome::OutOfTime {
-                        background::flush();
+                match outcome {
+                    Some(Outcome::Failed(why)) => {
+                        save(&spool, entry, &log);
+                        log(&format!("spooled behind the backlog: {why}"));
+                        return None;
                     }
-                    return None;
+                    Some(Outcome::OutOfTime) => {
+                        save(&spool, entry, &log);
+                        background::flush();
+                        return None;
+                    }
+                    Some(Outcome::Drained) | None => {}
                 }
             }
             Ok(None) => return behind_another_flusher(&spool, &wire, entry, deadline, &log),
