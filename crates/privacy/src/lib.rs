@@ -87,6 +87,13 @@ impl PrivacyFilter {
         }
     }
 
+    /// Compiles everything that is otherwise compiled on first use. A
+    /// long-lived server calls it once at start; the hook client, which
+    /// lives for one event, does not.
+    pub fn warm(&self) {
+        self.secrets.warm();
+    }
+
     /// Case-insensitive match against the skip list (exact tool names; also
     /// a trailing `*` prefix wildcard such as `mcp__secret__*`).
     pub fn is_skipped_tool(&self, tool_name: &str) -> bool {

@@ -1,5 +1,7 @@
 //! Secret redaction engine: one `RegexSet` scan, then replacement by the matching rules only.
 
+use std::sync::OnceLock;
+
 use regex::{Regex, RegexSet};
 
 use super::checks::{self, Check};
@@ -19,15 +21,44 @@ const MAX_ROUNDS: usize = 4;
 /// (`"token": "Bearer [REDACTED:jwt]"`), so one secret is counted once.
 pub(super) const MARKER_PREFIX: &str = "[REDACTED:";
 
+/// One rule of the table. Its own regex (for captures) is compiled the first
+/// time the set reports a hit on it: a short-lived process such as
+/// `cairn hook` then pays for the one set scan, not for sixteen compilations.
 #[derive(Debug, Clone)]
 struct CompiledRule {
     kind: &'static str,
-    regex: Regex,
+    pattern: &'static str,
     check: Check,
+    compiled: OnceLock<Captures>,
+}
+
+#[derive(Debug, Clone)]
+struct Captures {
+    regex: Regex,
     /// Capture groups named `v1`, `v2`, ...: the part to replace.
     value_groups: Vec<usize>,
     /// Capture group named `name`, handed to the check.
     name_group: Option<usize>,
+}
+
+impl Captures {
+    fn compile(pattern: &str) -> Self {
+        let regex = Regex::new(pattern).expect("secret rule must compile");
+        let mut value_groups = Vec::new();
+        let mut name_group = None;
+        for (i, name) in regex.capture_names().enumerate() {
+            match name {
+                Some("name") => name_group = Some(i),
+                Some(n) if n.starts_with('v') => value_groups.push(i),
+                _ => {}
+            }
+        }
+        Self {
+            regex,
+            value_groups,
+            name_group,
+        }
+    }
 }
 
 /// The compiled rule table. Cheap to share: regexes are `Send + Sync`.
@@ -43,27 +74,22 @@ impl SecretRedactor {
             RegexSet::new(RULES.iter().map(|r| r.pattern)).expect("secret rule table must compile as a set");
         let rules = RULES
             .iter()
-            .map(|r| {
-                let regex = Regex::new(r.pattern).expect("secret rule must compile");
-                let mut value_groups = Vec::new();
-                let mut name_group = None;
-                for (i, name) in regex.capture_names().enumerate() {
-                    match name {
-                        Some("name") => name_group = Some(i),
-                        Some(n) if n.starts_with('v') => value_groups.push(i),
-                        _ => {}
-                    }
-                }
-                CompiledRule {
-                    kind: r.kind,
-                    regex,
-                    check: r.check,
-                    value_groups,
-                    name_group,
-                }
+            .map(|r| CompiledRule {
+                kind: r.kind,
+                pattern: r.pattern,
+                check: r.check,
+                compiled: OnceLock::new(),
             })
             .collect();
         Self { any, rules }
+    }
+
+    /// Compiles every rule now (a server does it once at start, so no
+    /// request pays for a first compilation).
+    pub(super) fn warm(&self) {
+        for rule in &self.rules {
+            rule.captures();
+        }
     }
 
     /// The text with every secret replaced by `[REDACTED:<kind>]`, or `None`
@@ -104,13 +130,18 @@ impl SecretRedactor {
 }
 
 impl CompiledRule {
+    fn captures(&self) -> &Captures {
+        self.compiled.get_or_init(|| Captures::compile(self.pattern))
+    }
+
     fn apply(&self, text: &str, report: &mut FilterReport) -> Option<String> {
+        let compiled = self.captures();
         let mut out = String::new();
         let mut copied_to = 0;
         let mut count = 0u32;
-        for caps in self.regex.captures_iter(text) {
+        for caps in compiled.regex.captures_iter(text) {
             let Some(whole) = caps.get(0) else { continue };
-            let secret = self
+            let secret = compiled
                 .value_groups
                 .iter()
                 .find_map(|i| caps.get(*i))
@@ -123,7 +154,7 @@ impl CompiledRule {
             if value.is_empty() || already_redacted || secret.start() < copied_to {
                 continue;
             }
-            let name = self
+            let name = compiled
                 .name_group
                 .and_then(|i| caps.get(i))
                 .map_or("", |m| m.as_str());

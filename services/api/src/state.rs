@@ -33,6 +33,7 @@ impl AppState {
             skip_tools: config.skip_tools.clone(),
             max_field_bytes: config.limits.max_field_bytes,
         });
+        privacy.warm();
         let wakeups = WakeupPublisher::new(&config.store.redis_url, config.limits.wakeup_timeout)?;
         let tokens = TokenCache::new(config.auth_cache_ttl);
         Ok(Self(Arc::new(Inner {
