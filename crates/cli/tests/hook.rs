@@ -67,6 +67,46 @@ async fn session_start_prints_the_server_context() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn windsurf_gets_its_memory_as_a_rules_file_kept_out_of_git_and_prints_nothing() {
+    let app = spawn_app().await;
+    let (status, _) = app
+        .post(
+            "/v1/memories",
+            Some(&app.ingest_token),
+            &json!({"projectId": app.project_id, "content": "Staging runs on the eu-west cluster"}),
+        )
+        .await;
+    assert_eq!(status, 201);
+    let client = Client::new(&app.base, &app.ingest_token);
+    // The hook runs in the workspace (a repository) with no cwd in the body.
+    std::fs::create_dir_all(client.home().join(".git/info")).unwrap();
+    let prompt = json!({"agent_action_name": "pre_user_prompt", "trajectory_id": "traj-1",
+                        "execution_id": "ex-1", "tool_info": {"user_prompt": "where is staging?"}});
+    let (child, started) = client.spawn_agent_hook("windsurf", &prompt);
+    let run = finish(child, started);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (Some(0), ""),
+        "Windsurf reads no stdout"
+    );
+    let log = std::fs::read_to_string(client.home().join("state/cairn/hook.log")).unwrap_or_default();
+    let rules = std::fs::read_to_string(client.home().join(".windsurf/rules/cairn-memory.md"))
+        .unwrap_or_else(|e| panic!("{e}; hook.log: {log}"));
+    assert!(rules.starts_with("---\ntrigger: always_on\n---\n"), "{rules}");
+    assert!(rules.contains("eu-west cluster"), "{rules}");
+    let exclude = std::fs::read_to_string(client.home().join(".git/info/exclude")).unwrap();
+    assert!(exclude.contains("/.windsurf/rules/cairn-memory.md"), "{exclude}");
+    assert_eq!(
+        rows(
+            &app,
+            "source_adapter = 'windsurf' AND event_type = 'UserPromptSubmit'"
+        )
+        .await,
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_away_answers_empty_in_budget_then_delivers_once_when_back() {
     let app = spawn_app().await;
     let mut relay = Relay::new(&app.base);

@@ -13,8 +13,15 @@ use crate::{agent::Agent, client_config::ClientConfig, spool::Entry};
 
 pub struct Prepared {
     pub entry: Entry,
-    /// The repository root, else the working directory (Windsurf's rules go there).
-    pub workspace: PathBuf,
+    pub workspace: Workspace,
+}
+
+/// Where the agent works, for Windsurf's rules file.
+pub struct Workspace {
+    /// The checkout's root (a linked worktree's own), else the working directory.
+    pub root: PathBuf,
+    /// The repository's shared git directory, when in one.
+    pub git_common_dir: Option<PathBuf>,
 }
 
 pub fn read(
@@ -42,7 +49,10 @@ pub fn read(
     let body = RawValue::from_string(serde_json::to_string(&body)?)?;
     Ok(Prepared {
         entry: Entry::new(agent.slug(), &key, at, &query, body),
-        workspace: repo.map(|r| r.root).unwrap_or(cwd),
+        workspace: Workspace {
+            git_common_dir: repo.as_ref().map(|r| r.common_dir.clone()),
+            root: repo.map(|r| r.worktree).unwrap_or(cwd),
+        },
     })
 }
 

@@ -10,6 +10,10 @@ pub struct Repo {
     pub root: PathBuf,
     /// `remote.origin.url`, when set.
     pub remote: Option<String>,
+    /// The checkout the agent works in: the main root, or a linked worktree's own.
+    pub worktree: PathBuf,
+    /// The repository's shared git directory (`info/exclude` lives there).
+    pub common_dir: PathBuf,
 }
 
 /// Walks up from `start` to the first `.git` (directory, or a file pointing
@@ -40,7 +44,12 @@ pub fn discover(start: &Path) -> Option<Repo> {
         let remote = std::fs::read_to_string(common.join("config"))
             .ok()
             .and_then(|c| origin_url(&c));
-        return Some(Repo { root, remote });
+        return Some(Repo {
+            root,
+            remote,
+            worktree: dir.to_path_buf(),
+            common_dir: common,
+        });
     }
     None
 }
@@ -121,12 +130,14 @@ mod tests {
         .unwrap();
         fs::write(main.join(".git/worktrees/feat/commondir"), "../..\n").unwrap();
 
-        let expected = Repo {
-            root: main.clone(),
-            remote: Some("git@github.com:acme/app.git".into()),
-        };
-        assert_eq!(discover(&main.join("src/deep")), Some(expected.clone()));
-        assert_eq!(discover(&wt.join("lib")), Some(expected));
+        let in_main = discover(&main.join("src/deep")).unwrap();
+        let in_worktree = discover(&wt.join("lib")).unwrap();
+        for repo in [&in_main, &in_worktree] {
+            assert_eq!(repo.root, main);
+            assert_eq!(repo.remote.as_deref(), Some("git@github.com:acme/app.git"));
+            assert_eq!(repo.common_dir, main.join(".git"));
+        }
+        assert_eq!((in_main.worktree, in_worktree.worktree), (main.clone(), wt));
     }
 
     #[test]

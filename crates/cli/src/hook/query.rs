@@ -69,6 +69,8 @@ mod tests {
         let repo = Repo {
             root: PathBuf::from("/home/a b/app"),
             remote: Some("git@github.com:acme/app.git".into()),
+            worktree: PathBuf::from("/home/a b/app"),
+            common_dir: PathBuf::from("/home/a b/app/.git"),
         };
         let q = build(Some("web"), Some(&repo), Path::new("/home/a b/app/src"));
         assert_eq!(

@@ -80,9 +80,13 @@ impl Client {
     }
 
     pub fn spawn_hook(&self, body: &Value) -> (Child, Instant) {
+        self.spawn_agent_hook("claude-code", body)
+    }
+
+    pub fn spawn_agent_hook(&self, agent: &str, body: &Value) -> (Child, Instant) {
         let started = Instant::now();
         let mut child = self
-            .command(&["hook", "claude-code"])
+            .command(&["hook", agent])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
