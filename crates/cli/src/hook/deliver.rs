@@ -18,6 +18,16 @@ pub fn deliver(config: &ClientConfig, entry: &Entry, deadline: Instant) -> Optio
     if spool.has_backlog() {
         match spool.try_flush_lock() {
             Ok(Some(flush)) => {
+                // The oldest event first, alone: while the server is away this
+                // costs one line of the spool, not a parse of all of it.
+                if let Ok(Some(head)) = spool.head()
+                    && let Sent::Retry(why) = wire.send(&head, true, Some(deadline))
+                {
+                    drop(flush);
+                    save(&spool, entry, &log);
+                    log(&format!("spooled behind the backlog: {why}"));
+                    return None;
+                }
                 // A spool that cannot be read does not stop the event itself.
                 let outcome = replay(&spool, &wire, flush, deadline, None, &log);
                 match outcome {

@@ -85,8 +85,17 @@ struct Shape {
     jobs: Vec<(String, Option<i32>)>,
 }
 
+#[derive(sqlx::FromRow)]
+struct StoredEvent {
+    event_type: String,
+    prompt_number: Option<i32>,
+    tool_name: Option<String>,
+    payload: Value,
+    source_adapter: String,
+}
+
 async fn shape(app: &TestApp, session: uuid::Uuid, agent: &str) -> Shape {
-    let events: Vec<(String, Option<i32>, Option<String>, Value, String)> = sqlx::query_as(
+    let events: Vec<StoredEvent> = sqlx::query_as(
         "SELECT event_type, prompt_number, tool_name, payload, source_adapter
          FROM agent_events WHERE session_id = $1 ORDER BY id",
     )
@@ -94,30 +103,33 @@ async fn shape(app: &TestApp, session: uuid::Uuid, agent: &str) -> Shape {
     .fetch_all(&app.pool)
     .await
     .unwrap();
-    assert!(events.iter().all(|e| e.4 == agent), "{agent}: source_adapter");
+    assert!(
+        events.iter().all(|e| e.source_adapter == agent),
+        "{agent}: source_adapter"
+    );
     let prompt = events
         .iter()
-        .find(|e| e.0 == "UserPromptSubmit")
+        .find(|e| e.event_type == "UserPromptSubmit")
         .map(|e| {
-            assert_eq!(e.1, Some(1));
-            e.3["prompt"].as_str().unwrap().to_string()
+            assert_eq!(e.prompt_number, Some(1));
+            e.payload["prompt"].as_str().unwrap().to_string()
         })
         .unwrap_or_default();
     let tools = events
         .iter()
-        .filter(|e| e.0 == "PostToolUse" || e.0 == "PostToolUseFailure")
+        .filter(|e| e.event_type == "PostToolUse" || e.event_type == "PostToolUseFailure")
         .map(|e| {
-            assert_eq!(e.1, Some(1), "{agent}: tool events in turn 1");
-            let file = e.3["tool_input"]["file_path"].as_str().map(|f| {
+            assert_eq!(e.prompt_number, Some(1), "{agent}: tool events in turn 1");
+            let file = e.payload["tool_input"]["file_path"].as_str().map(|f| {
                 // Agents report paths relative or absolute.
                 f.trim_start_matches("/home/dev/acme-api/").to_string()
             });
-            (e.2.clone().unwrap(), file)
+            (e.tool_name.clone().unwrap(), file)
         })
         .collect();
     let final_message = events
         .iter()
-        .any(|e| e.1 == Some(1) && e.3["last_assistant_message"].as_str() == Some(FINAL));
+        .any(|e| e.prompt_number == Some(1) && e.payload["last_assistant_message"].as_str() == Some(FINAL));
     let jobs = sqlx::query_as(
         "SELECT job_type, prompt_number FROM generation_jobs WHERE session_id = $1
          ORDER BY job_type, prompt_number",
