@@ -36,9 +36,9 @@ impl Sandbox {
         }
     }
 
-    /// Runs `cairn <args>` from a subdirectory of the repository.
-    fn cairn(&self, args: &[&str]) -> Output {
-        let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+    /// Runs `cairn <args>` from a subdirectory of the repository, whatever it exits with.
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_cairn"))
             .args(args)
             .current_dir(self.repo.join("src/deep"))
             .env_clear()
@@ -46,7 +46,12 @@ impl Sandbox {
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("PATH", &self.path_var)
             .output()
-            .unwrap();
+            .unwrap()
+    }
+
+    /// Runs `cairn <args>`, which must succeed.
+    fn cairn(&self, args: &[&str]) -> Output {
+        let out = self.run(args);
         assert!(
             out.status.success(),
             "cairn {args:?}: {}",
@@ -399,6 +404,19 @@ fn token_goes_to_a_private_config_and_nowhere_else() {
             entry.display()
         );
     }
+}
+
+#[test]
+fn a_token_pasted_with_another_line_is_refused_before_anything_is_written() {
+    let sb = Sandbox::new();
+    let pasted = format!("{TOKEN}\n=====");
+    let out = sb.run(&["install", "claude-code", "--token", &pasted]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--token holds spaces or line breaks"), "{err}");
+    assert!(!err.contains(TOKEN), "the token is not echoed: {err}");
+    assert!(!sb.config_file().exists());
+    assert!(!sb.repo.join(".claude/settings.json").exists());
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {

@@ -196,7 +196,13 @@ fn save_client_config(args: &InstallArgs, env: &dyn Env) -> anyhow::Result<Vec<S
         lines.push(format!("url {} saved to {shown}", url.trim_end_matches('/')));
     }
     if let Some(token) = &args.token {
-        file.token = Some(token.clone());
+        let token = token.trim();
+        // A copy-paste that took a neighbouring line too would be stored and
+        // then refused on every hook; say so now (without echoing it).
+        if token.is_empty() || token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            anyhow::bail!("--token holds spaces or line breaks: pass the token alone");
+        }
+        file.token = Some(token.to_string());
         lines.push(format!("token saved to {shown}"));
     }
     if let Some(project) = &args.project {
