@@ -136,6 +136,16 @@ pub async fn load_for_auth(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Op
 }
 
 /// Records use, at most once a minute per token so reads stay cheap.
+/// A token's name (what `/v1/whoami` and `cairn doctor` show).
+#[tracing::instrument(skip(db), err)]
+pub async fn token_name(db: impl PgExecutor<'_>, team_id: Uuid, id: Uuid) -> sqlx::Result<Option<String>> {
+    sqlx::query_scalar("SELECT name FROM api_tokens WHERE team_id = $1 AND id = $2")
+        .bind(team_id)
+        .bind(id)
+        .fetch_optional(db)
+        .await
+}
+
 pub async fn touch_last_used(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<()> {
     sqlx::query(
         "UPDATE api_tokens SET last_used_at = now()

@@ -2,7 +2,10 @@
 //! `GET /v1/projects/resolve`: which project a hook from a directory lands in.
 
 use axum::extract::State;
-use cairn_shared::{tenancy::projects, time::opt_epoch_ms};
+use cairn_shared::{
+    tenancy::{projects, tokens},
+    time::opt_epoch_ms,
+};
 use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -19,6 +22,8 @@ use crate::{
 #[serde(rename_all = "camelCase")]
 pub struct WhoAmI {
     pub token_id: Uuid,
+    /// The name it was minted with.
+    pub name: String,
     pub team_id: Uuid,
     /// Set for project tokens.
     pub project_id: Option<Uuid>,
@@ -32,14 +37,18 @@ pub struct WhoAmI {
               (status = 401, body = crate::error::ErrorBody, description = "No credential"),
               (status = 403, body = crate::error::ErrorBody, description = "Unknown, revoked or expired token")),
     security(("bearer" = [])))]
-pub async fn whoami(auth: Auth) -> Json<WhoAmI> {
-    Json(WhoAmI {
+pub async fn whoami(State(state): State<AppState>, auth: Auth) -> ApiResult<Json<WhoAmI>> {
+    let name = tokens::token_name(&state.pool, auth.team_id, auth.token_id)
+        .await?
+        .unwrap_or_default();
+    Ok(Json(WhoAmI {
         token_id: auth.token_id,
+        name,
         team_id: auth.team_id,
         project_id: auth.project_id,
         scopes: auth.scopes.iter().map(|s| s.as_str().to_string()).collect(),
         expires_at_epoch: opt_epoch_ms(auth.expires_at),
-    })
+    }))
 }
 
 #[derive(Serialize, ToSchema)]

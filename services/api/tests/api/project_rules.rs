@@ -180,6 +180,7 @@ async fn whoami_names_the_token_and_its_scopes_without_its_secret() {
     assert_eq!(status, 200);
     assert_eq!(me["projectId"], json!(app.project_id));
     assert_eq!(me["scopes"], json!(["ingest", "read"]));
+    assert!(me["name"].as_str().is_some_and(|n| !n.is_empty()), "{me}");
     assert!(!me.to_string().contains(&app.ingest_token));
     assert_eq!(app.get("/v1/whoami", None).await.0, 401);
     assert_eq!(app.get("/v1/whoami", Some("nope")).await.0, 403);
