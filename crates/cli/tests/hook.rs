@@ -336,3 +336,41 @@ async fn stop_without_last_message_reads_the_transcript_tail() {
     .await;
     assert_eq!(found, 1);
 }
+
+/// One team token for every repository: an event from a directory no rule
+/// maps is spooled (not lost), `cairn doctor` says the project is
+/// unresolved, and once an admin adds the rule a flush delivers it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_team_token_in_an_unmapped_directory_spools_until_a_rule_exists() {
+    let app = spawn_app().await;
+    let team_token = app
+        .mint(json!({"name": "dev laptop", "scopes": ["ingest", "read"]}))
+        .await;
+    let client = Client::new(&app.base, &team_token);
+    // cc() bodies work in /home/dev/app.
+    let run = client.hook(&tool_event("team-1", 0));
+    assert_eq!((run.code, run.stdout.as_str()), (Some(0), "{}\n"));
+    assert_eq!(client.spooled().len(), 1, "unresolved is spooled, not dropped");
+    assert_eq!(rows(&app, "true").await, 0);
+
+    let doctor = client.cairn(&["doctor"]);
+    let text = String::from_utf8(doctor.stdout).unwrap();
+    assert!(text.contains("✗ project"), "{text}");
+
+    let (status, res) = app
+        .post(
+            &format!("/v1/admin/projects/{}/rules", app.project_id),
+            Some(&app.admin_token),
+            &json!({"kind": "path_prefix", "pattern": "/home/dev/app"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{res}");
+    let flush = client.cairn(&["spool", "flush"]);
+    assert!(
+        flush.status.success(),
+        "{}",
+        String::from_utf8_lossy(&flush.stderr)
+    );
+    assert!(client.spooled().is_empty());
+    assert_eq!(rows(&app, &format!("project_id = '{}'", app.project_id)).await, 1);
+}
