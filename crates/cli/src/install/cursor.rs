@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::{
     Setup,
     command::is_cairn_hook,
-    hooks::{EventHook, HookSet, Shape},
+    hooks::{HookSet, Shape},
     json_edit,
     target::{JsonEdit, Kind, Target},
 };
@@ -43,17 +43,8 @@ pub fn hook_set(setup: &Setup) -> HookSet {
         json_edit::string(&setup.program.hook_command(Agent::Cursor)),
     )]);
     HookSet {
-        shape: Shape::Flat,
-        events: EVENTS
-            .iter()
-            .map(|&event| EventHook {
-                event,
-                matcher: None,
-                handler: handler.clone(),
-            })
-            .collect(),
         top_level: vec![("version", json_edit::number(1))],
-        is_ours,
+        ..HookSet::uniform(Shape::Flat, &EVENTS, handler, is_ours)
     }
 }
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::{
     Setup,
     command::is_cairn_hook,
-    hooks::{EventHook, HookSet, Shape},
+    hooks::{HookSet, Shape},
     json_edit,
     target::{JsonEdit, Kind, Target},
 };
@@ -44,19 +44,7 @@ pub fn hook_set(setup: &Setup) -> HookSet {
         ),
         ("timeout", json_edit::number(TIMEOUT_MS)),
     ]);
-    HookSet {
-        shape: Shape::Nested,
-        events: EVENTS
-            .iter()
-            .map(|&event| EventHook {
-                event,
-                matcher: None,
-                handler: handler.clone(),
-            })
-            .collect(),
-        top_level: Vec::new(),
-        is_ours,
-    }
+    HookSet::uniform(Shape::Nested, &EVENTS, handler, is_ours)
 }
 
 pub fn targets(setup: &Setup) -> Vec<Target> {

@@ -35,6 +35,28 @@ pub struct HookSet {
 }
 
 impl HookSet {
+    /// The same handler on every event, with no matcher.
+    pub fn uniform(
+        shape: Shape,
+        events: &[&'static str],
+        handler: Json,
+        is_ours: fn(&Value) -> bool,
+    ) -> Self {
+        Self {
+            shape,
+            events: events
+                .iter()
+                .map(|&event| EventHook {
+                    event,
+                    matcher: None,
+                    handler: handler.clone(),
+                })
+                .collect(),
+            top_level: Vec::new(),
+            is_ours,
+        }
+    }
+
     /// What one event's array should hold for Cairn.
     fn entry(&self, hook: &EventHook) -> Json {
         match self.shape {

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::{
     Setup,
     command::is_cairn_hook,
-    hooks::{EventHook, HookSet, Shape},
+    hooks::{HookSet, Shape},
     json_edit,
     scope::Scope,
     target::{JsonEdit, Kind, Target},
@@ -39,19 +39,7 @@ pub fn hook_set(setup: &Setup) -> HookSet {
         "command",
         json_edit::string(&setup.program.hook_command(Agent::Windsurf)),
     )]);
-    HookSet {
-        shape: Shape::Flat,
-        events: EVENTS
-            .iter()
-            .map(|&event| EventHook {
-                event,
-                matcher: None,
-                handler: handler.clone(),
-            })
-            .collect(),
-        top_level: Vec::new(),
-        is_ours,
-    }
+    HookSet::uniform(Shape::Flat, &EVENTS, handler, is_ours)
 }
 
 pub fn targets(setup: &Setup) -> Vec<Target> {
