@@ -145,22 +145,24 @@ struct SessionWithInsert {
     inserted: bool,
 }
 
+macro_rules! by_key {
+    () => {
+        concat!(
+            "SELECT ",
+            columns!(),
+            " FROM sessions WHERE project_id = $1 AND agent = $2 AND external_session_id = $3"
+        )
+    };
+}
+
+/// A session by its identity (project, agent, the agent's session id).
 pub async fn find_by_key(
     db: impl PgExecutor<'_>,
     project: ProjectRef,
     agent: &str,
     external_session_id: &str,
 ) -> sqlx::Result<Option<SessionRow>> {
-    sqlx::query_as(concat!(
-        "SELECT ",
-        columns!(),
-        " FROM sessions WHERE project_id = $1 AND agent = $2 AND external_session_id = $3"
-    ))
-    .bind(project.id)
-    .bind(agent)
-    .bind(external_session_id)
-    .fetch_optional(db)
-    .await
+    fetch_by_key(db, by_key!(), project, agent, external_session_id).await
 }
 
 /// Like [`find_by_key`], locking the row for the rest of the transaction.
@@ -171,16 +173,29 @@ pub async fn find_by_key_for_update(
     agent: &str,
     external_session_id: &str,
 ) -> sqlx::Result<Option<SessionRow>> {
-    sqlx::query_as(concat!(
-        "SELECT ",
-        columns!(),
-        " FROM sessions WHERE project_id = $1 AND agent = $2 AND external_session_id = $3 FOR UPDATE"
-    ))
-    .bind(project.id)
-    .bind(agent)
-    .bind(external_session_id)
-    .fetch_optional(conn)
+    fetch_by_key(
+        conn,
+        concat!(by_key!(), " FOR UPDATE"),
+        project,
+        agent,
+        external_session_id,
+    )
     .await
+}
+
+async fn fetch_by_key(
+    db: impl PgExecutor<'_>,
+    sql: &'static str,
+    project: ProjectRef,
+    agent: &str,
+    external_session_id: &str,
+) -> sqlx::Result<Option<SessionRow>> {
+    sqlx::query_as(sql)
+        .bind(project.id)
+        .bind(agent)
+        .bind(external_session_id)
+        .fetch_optional(db)
+        .await
 }
 
 /// The turn ended: its prompt no longer marks a retry (see `ingest::write`).
