@@ -67,6 +67,7 @@ pub async fn bootstrap_if_empty(pool: &PgPool, signer: &TokenSigner) -> anyhow::
         &mut *tx,
         AuditEntry {
             team_id: Some(team.id),
+            project_id: None,
             actor_token_id: None,
             action: "bootstrap",
             target_type: "team",

@@ -71,6 +71,21 @@ pub struct StoreConfig {
     pub database_url: String,
     pub redis_url: String,
     pub database_max_connections: u32,
+    pub timeouts: DbTimeouts,
+}
+
+/// Bounds on every wait for Postgres (see README, "Bounded waits").
+#[derive(Clone, Debug)]
+pub struct DbTimeouts {
+    /// Waiting for a pooled connection (`CAIRN_DB_ACQUIRE_TIMEOUT_MS`).
+    pub acquire: Duration,
+    /// Postgres cancels a statement running longer (`CAIRN_DB_STATEMENT_TIMEOUT_MS`).
+    pub statement: Duration,
+    /// Postgres gives up waiting for a lock after this (`CAIRN_DB_LOCK_TIMEOUT_MS`).
+    pub lock: Duration,
+    /// Postgres ends a session left idle inside a transaction
+    /// (`CAIRN_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS`).
+    pub idle_in_transaction: Duration,
 }
 
 impl StoreConfig {
@@ -101,6 +116,12 @@ impl StoreConfig {
             database_url,
             redis_url,
             database_max_connections: parsed(env, "CAIRN_DATABASE_MAX_CONNECTIONS", 32)?,
+            timeouts: DbTimeouts {
+                acquire: millis(env, "CAIRN_DB_ACQUIRE_TIMEOUT_MS", 3_000)?,
+                statement: millis(env, "CAIRN_DB_STATEMENT_TIMEOUT_MS", 15_000)?,
+                lock: millis(env, "CAIRN_DB_LOCK_TIMEOUT_MS", 3_000)?,
+                idle_in_transaction: millis(env, "CAIRN_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS", 60_000)?,
+            },
         })
     }
 }

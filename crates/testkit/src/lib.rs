@@ -85,6 +85,10 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         ("CAIRN_MAX_BODY_BYTES", "262144".into()),
         ("CAIRN_MAX_FIELD_BYTES", "4096".into()),
         ("CAIRN_BOOTSTRAP", "false".into()),
+        // Tests send bursts from one address and one token; the rate-limit
+        // tests set their own limits.
+        ("CAIRN_RATE_LIMIT_PER_IP", "0".into()),
+        ("CAIRN_RATE_LIMIT_PER_TOKEN", "0".into()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))

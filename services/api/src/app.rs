@@ -1,15 +1,31 @@
 //! The HTTP application: routes, the OpenAPI document and UI, and the
-//! middleware every request passes (request id, tracing, body limit, panics).
+//! middleware every request passes (see `middleware`).
 
 use axum::{Router, extract::DefaultBodyLimit, http::StatusCode, middleware, response::IntoResponse};
 use tower_http::catch_panic::CatchPanicLayer;
 use utoipa_scalar::{Scalar, Servable};
 
-use crate::{error::ApiError, mcp, request_id, routes, state::AppState};
+use crate::{
+    error::ApiError,
+    mcp,
+    middleware::{
+        body_buffer::{self, BodyBuffer},
+        json_errors, rate_limit,
+        request_limits::{self, RequestLimits},
+        run_to_completion, timeout,
+    },
+    request_id, routes,
+    state::AppState,
+};
 
 pub fn app(state: AppState) -> Router {
     let (router, openapi) = routes::router().split_for_parts();
-    let max_body = state.config.limits.max_body_bytes;
+    let limits = &state.config.limits;
+    let max_body = limits.max_body_bytes;
+    let buffer = BodyBuffer::new(limits.max_buffered_body_bytes, max_body, limits.body_read_timeout);
+    let request_timeout = limits.request_timeout;
+    let request_limits = RequestLimits::from(limits);
+    let rate_limiter = state.rate_limiter.clone();
     let spec = openapi.clone();
     router
         .route(
@@ -28,6 +44,21 @@ pub fn app(state: AppState) -> Router {
         })
         .layer(DefaultBodyLimit::max(max_body))
         .layer(CatchPanicLayer::custom(|_| ApiError::internal().into_response()))
+        .layer(middleware::from_fn(run_to_completion::middleware))
+        .layer(middleware::from_fn_with_state(buffer, body_buffer::middleware))
+        .layer(middleware::from_fn_with_state(
+            request_timeout,
+            timeout::middleware,
+        ))
+        .layer(middleware::from_fn_with_state(
+            request_limits,
+            request_limits::middleware,
+        ))
+        .layer(middleware::from_fn_with_state(
+            rate_limiter,
+            rate_limit::middleware,
+        ))
+        .layer(middleware::from_fn(json_errors::middleware))
         .layer(middleware::from_fn(request_id::middleware))
         .with_state(state)
 }

@@ -14,6 +14,7 @@ pub struct ApiConfig {
     pub store: StoreConfig,
     pub signing_key: SigningKey,
     pub limits: Limits,
+    pub rate_limits: RateLimits,
     /// Tools whose events are dropped before storage (case-insensitive, `prefix*`).
     pub skip_tools: Vec<String>,
     /// How long a verified token is trusted before its row is read again;
@@ -38,6 +39,37 @@ pub struct Limits {
     pub max_wait: Duration,
     /// How long a Redis push may take before ingest answers `queued_only`.
     pub wakeup_timeout: Duration,
+    /// Request bodies buffered at once, all requests together; past it a
+    /// request waits briefly, then answers 503.
+    pub max_buffered_body_bytes: usize,
+    /// A client must send its request headers within this.
+    pub header_read_timeout: Duration,
+    /// A client must send its whole body within this.
+    pub body_read_timeout: Duration,
+    /// A request answers 503 when its handler takes longer.
+    pub request_timeout: Duration,
+    /// Open connections at once; further clients wait to be accepted.
+    pub max_connections: usize,
+    /// Header block, URI and header count a request may carry (431 / 414).
+    pub max_header_bytes: usize,
+    pub max_uri_bytes: usize,
+    pub max_headers: usize,
+}
+
+/// Per-replica request rates (each replica enforces its own; see README).
+#[derive(Clone, Debug)]
+pub struct RateLimits {
+    /// Requests per second per credential, and the burst allowed above it.
+    pub per_token: u32,
+    pub per_token_burst: u32,
+    /// Requests per second per client address, and its burst.
+    pub per_ip: u32,
+    pub per_ip_burst: u32,
+    /// Header whose last entry is the client address (behind a proxy), e.g.
+    /// `x-forwarded-for`; unset means the TCP peer.
+    pub client_ip_header: Option<String>,
+    /// How long a refused token is answered from memory without Postgres.
+    pub bad_token_ttl: Duration,
 }
 
 /// How tool events are grouped into one observation job per turn.
@@ -82,6 +114,25 @@ impl ApiConfig {
                 max_field_bytes: parsed(env, "CAIRN_MAX_FIELD_BYTES", 16 * 1024)?,
                 max_wait: millis(env, "CAIRN_MAX_WAIT_MS", 30_000)?,
                 wakeup_timeout: millis(env, "CAIRN_WAKEUP_TIMEOUT_MS", 250)?,
+                max_buffered_body_bytes: parsed(env, "CAIRN_MAX_BUFFERED_BODY_BYTES", 64 * 1024 * 1024)?,
+                header_read_timeout: millis(env, "CAIRN_HEADER_READ_TIMEOUT_MS", 10_000)?,
+                body_read_timeout: millis(env, "CAIRN_BODY_READ_TIMEOUT_MS", 30_000)?,
+                request_timeout: millis(env, "CAIRN_REQUEST_TIMEOUT_MS", 60_000)?,
+                max_connections: parsed(env, "CAIRN_MAX_CONNECTIONS", 4096)?,
+                max_header_bytes: parsed(env, "CAIRN_MAX_HEADER_BYTES", 32 * 1024)?,
+                max_uri_bytes: parsed(env, "CAIRN_MAX_URI_BYTES", 8 * 1024)?,
+                max_headers: parsed(env, "CAIRN_MAX_HEADERS", 100)?,
+            },
+            rate_limits: RateLimits {
+                per_token: parsed(env, "CAIRN_RATE_LIMIT_PER_TOKEN", 100)?,
+                per_token_burst: parsed(env, "CAIRN_RATE_LIMIT_PER_TOKEN_BURST", 500)?,
+                per_ip: parsed(env, "CAIRN_RATE_LIMIT_PER_IP", 300)?,
+                per_ip_burst: parsed(env, "CAIRN_RATE_LIMIT_PER_IP_BURST", 1000)?,
+                client_ip_header: env
+                    .get("CAIRN_CLIENT_IP_HEADER")
+                    .map(|h| h.trim().to_ascii_lowercase())
+                    .filter(|h| !h.is_empty()),
+                bad_token_ttl: millis(env, "CAIRN_BAD_TOKEN_CACHE_MS", 60_000)?,
             },
             skip_tools,
             auth_cache_ttl: millis(env, "CAIRN_AUTH_CACHE_TTL_MS", 2_000)?,

@@ -3,11 +3,12 @@
 //! Use the constructors for what the client can fix (`bad_request`, `not_found`,
 //! `forbidden`, `conflict`, …) with a stable machine-readable `code`. Anything else
 //! (a database or internal error) goes through `From`, is logged, and answers 500,
-//! or 503 when Postgres is unreachable.
+//! or 503 with `Retry-After` when Postgres is unreachable, restarting, or gave
+//! up on a statement or a lock in time.
 
 use axum::{
     Json,
-    http::StatusCode,
+    http::{HeaderValue, StatusCode, header::RETRY_AFTER},
     response::{IntoResponse, Response},
 };
 use serde::Serialize;
@@ -20,6 +21,8 @@ pub struct ApiError {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
+    /// Seconds for `Retry-After` (429 and 503).
+    pub retry_after: Option<u64>,
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
@@ -30,6 +33,7 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            retry_after: None,
         }
     }
     pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
@@ -50,8 +54,21 @@ impl ApiError {
     pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
         Self::new(StatusCode::CONFLICT, code, message)
     }
+    /// 503 with `Retry-After`: the client should come back, nothing was lost.
     pub fn unavailable(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message)
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message).retry_after(1)
+    }
+    pub fn too_many_requests(retry_after: u64) -> Self {
+        Self::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            "too many requests; retry after the time in Retry-After",
+        )
+        .retry_after(retry_after.max(1))
+    }
+    pub fn retry_after(mut self, seconds: u64) -> Self {
+        self.retry_after = Some(seconds);
+        self
     }
     pub fn internal() -> Self {
         Self::new(
@@ -64,24 +81,41 @@ impl ApiError {
 
 impl From<sqlx::Error> for ApiError {
     fn from(err: sqlx::Error) -> Self {
-        match &err {
-            sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed => {
+        let code = match &err {
+            sqlx::Error::Database(db) => db.code().map(|c| c.into_owned()),
+            _ => None,
+        };
+        match (&err, code.as_deref()) {
+            (sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed, _) => {
                 tracing::error!(error = %err, "database unavailable");
                 Self::unavailable("the database is unavailable; retry later")
             }
+            // 08: connection exceptions; 57: a restarting or shutting-down
+            // server, and statements cancelled by statement_timeout (57014);
+            // 55P03: lock_timeout. All pass; none is the client's fault.
+            (_, Some(c)) if c.starts_with("08") || c.starts_with("57") || c == "55P03" => {
+                tracing::warn!(error = %err, sqlstate = c, "database busy or restarting");
+                Self::unavailable("the database is busy or restarting; retry later")
+            }
             // Text Postgres cannot store (U+0000) in any field.
-            sqlx::Error::Database(db) if matches!(db.code().as_deref(), Some("22021" | "22P05")) => {
-                Self::unprocessable(
-                    "invalid_characters",
-                    "the request holds a character that cannot be stored (U+0000)",
-                )
+            (_, Some("22021" | "22P05")) => Self::unprocessable(
+                "invalid_characters",
+                "the request holds a character that cannot be stored (U+0000)",
+            ),
+            // A time outside what Postgres stores (before 4713 BC, after 294276 AD).
+            (_, Some("22008")) => {
+                Self::unprocessable("invalid_time", "a time in the request is out of range")
             }
             // Input that slipped past validation and hit a CHECK or a foreign key.
-            sqlx::Error::Database(db)
-                if matches!(db.code().as_deref(), Some("23514" | "23503" | "22P02" | "22001")) =>
-            {
+            (_, Some("23514" | "23503" | "22P02" | "22001")) => {
                 tracing::warn!(error = %err, "request refused by a database constraint");
                 Self::unprocessable("constraint_violation", "the request violates a data constraint")
+            }
+            // A race with a concurrent write (unique, serialization, deadlock):
+            // a retry sees the other write. 503 so no client drops the request.
+            (_, Some("23505" | "40001" | "40P01")) => {
+                tracing::warn!(error = %err, "write raced a concurrent one");
+                Self::unavailable("the request raced a concurrent write; retry")
             }
             _ => {
                 tracing::error!(error = %err, "database error");
@@ -127,6 +161,12 @@ impl IntoResponse for ApiError {
                 request_id: request_id::current(),
             },
         };
-        (self.status, Json(body)).into_response()
+        let mut response = (self.status, Json(body)).into_response();
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
     }
 }

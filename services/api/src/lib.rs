@@ -11,6 +11,7 @@ pub mod error;
 pub mod extract;
 pub mod ingest;
 pub mod mcp;
+pub mod middleware;
 pub mod request_id;
 pub mod routes;
 pub mod search;

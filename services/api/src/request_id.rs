@@ -24,6 +24,11 @@ pub fn current() -> Option<String> {
     REQUEST_ID.try_with(|id| id.clone()).ok()
 }
 
+/// Runs `f` with `id` as the current request id (for work moved to another task).
+pub fn scope<F: std::future::Future>(id: String, f: F) -> impl std::future::Future<Output = F::Output> {
+    REQUEST_ID.scope(id, f)
+}
+
 pub async fn middleware(mut req: Request, next: Next) -> Response {
     let id = req
         .headers()

@@ -1,10 +1,26 @@
-//! Start-up: connect, migrate, bootstrap on an empty database, serve until
-//! SIGTERM or Ctrl-C.
+//! Start-up: connect, migrate, bootstrap on an empty database, then serve
+//! until SIGTERM or Ctrl-C. Connections are served by hyper directly so that
+//! slow clients are bounded: a connection cap, a deadline for request
+//! headers, and a cap on what a connection may buffer.
 
+use std::{net::SocketAddr, sync::Arc};
+
+use axum::{extract::ConnectInfo, http::Request};
 use cairn_shared::{bootstrap, db};
-use tokio::net::TcpListener;
+use hyper::body::Incoming;
+use hyper_util::{
+    rt::{TokioExecutor, TokioIo, TokioTimer},
+    server::{conn::auto::Builder, graceful::GracefulShutdown},
+};
+use tokio::{net::TcpListener, sync::Semaphore};
+use tower::ServiceExt;
 
-use crate::{app::app, config::ApiConfig, state::AppState};
+use crate::{app::app, config::ApiConfig, middleware::rate_limit, state::AppState};
+
+/// Headers hyper itself accepts before answering a bare 431; the API's own,
+/// lower limits (JSON errors) apply below these.
+const HYPER_MAX_BUF: usize = 256 * 1024;
+const HYPER_MAX_HEADERS: usize = 1000;
 
 /// Prepares the state: the pool, migrations and the first-start bootstrap.
 pub async fn prepare(config: ApiConfig) -> anyhow::Result<AppState> {
@@ -20,10 +36,63 @@ pub async fn prepare(config: ApiConfig) -> anyhow::Result<AppState> {
 }
 
 pub async fn serve(state: AppState, listener: TcpListener) -> anyhow::Result<()> {
+    serve_until(state, listener, shutdown_signal()).await
+}
+
+pub async fn serve_until(
+    state: AppState,
+    listener: TcpListener,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
     tracing::info!(addr = %listener.local_addr()?, "cairn-api listening");
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
+    let limits = state.config.limits.clone();
+    rate_limit::spawn_cleanup(state.rate_limiter.clone());
+    let router = app(state);
+    let mut builder = Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .max_buf_size(HYPER_MAX_BUF)
+        .max_headers(HYPER_MAX_HEADERS);
+    builder.http2().timer(TokioTimer::new());
+    let builder = Arc::new(builder);
+    let connections = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            permit = connections.clone().acquire_owned() => permit?,
+            () = &mut shutdown => break,
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of file descriptors and the like: back off, keep serving.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let router = router.clone();
+        let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+            req.extensions_mut().insert(ConnectInfo::<SocketAddr>(peer));
+            router.clone().oneshot(req)
+        });
+        let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+        let conn = graceful.watch(conn.into_owned());
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
     Ok(())
 }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use cairn_shared::{auth::TokenSigner, jobs::WakeupPublisher, privacy::PrivacyFilter};
 use sqlx::PgPool;
 
-use crate::{auth::TokenCache, config::ApiConfig};
+use crate::{auth::TokenCache, config::ApiConfig, middleware::rate_limit::RateLimiter};
 
 #[derive(Clone)]
 pub struct AppState(Arc<Inner>);
@@ -17,6 +17,7 @@ pub struct Inner {
     pub tokens: TokenCache,
     pub privacy: PrivacyFilter,
     pub wakeups: WakeupPublisher,
+    pub rate_limiter: RateLimiter,
 }
 
 impl std::ops::Deref for AppState {
@@ -35,7 +36,8 @@ impl AppState {
         });
         privacy.warm();
         let wakeups = WakeupPublisher::new(&config.store.redis_url, config.limits.wakeup_timeout)?;
-        let tokens = TokenCache::new(config.auth_cache_ttl);
+        let tokens = TokenCache::new(config.auth_cache_ttl, config.rate_limits.bad_token_ttl);
+        let rate_limiter = RateLimiter::new(&config.rate_limits);
         Ok(Self(Arc::new(Inner {
             pool,
             config,
@@ -43,6 +45,7 @@ impl AppState {
             tokens,
             privacy,
             wakeups,
+            rate_limiter,
         })))
     }
 }

@@ -135,7 +135,6 @@ pub async fn load_for_auth(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Op
     .await
 }
 
-/// Records use, at most once a minute per token so reads stay cheap.
 /// A token's name (what `/v1/whoami` and `cairn doctor` show).
 #[tracing::instrument(skip(db), err)]
 pub async fn token_name(db: impl PgExecutor<'_>, team_id: Uuid, id: Uuid) -> sqlx::Result<Option<String>> {
@@ -146,6 +145,7 @@ pub async fn token_name(db: impl PgExecutor<'_>, team_id: Uuid, id: Uuid) -> sql
         .await
 }
 
+/// Records use, at most once a minute per token so reads stay cheap.
 pub async fn touch_last_used(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<()> {
     sqlx::query(
         "UPDATE api_tokens SET last_used_at = now()

@@ -1,48 +1,59 @@
-//! A short-lived cache of verified tokens. Entries live `ttl`, so a revocation
-//! made on any replica takes effect everywhere within that time; the replica
-//! that revokes drops its entry at once.
+//! Short-lived caches in front of the token table. Verified tokens live
+//! `ttl`, so a revocation made on any replica takes effect everywhere within
+//! that time; the replica that revokes drops its entry at once. Refused
+//! tokens (unknown, revoked, wrong secret) are remembered for `bad_ttl`, so
+//! replaying one costs no database lookup.
 
-use std::{
-    collections::HashMap,
-    sync::Mutex,
-    time::{Duration, Instant},
-};
+use std::time::Duration;
 
+use moka::sync::Cache;
+use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use super::Auth;
+use crate::error::ApiError;
 
 pub struct TokenCache {
-    ttl: Duration,
-    entries: Mutex<HashMap<Uuid, (Instant, Auth)>>,
+    good: Cache<Uuid, Auth>,
+    bad: Cache<[u8; 32], (&'static str, &'static str)>,
+}
+
+fn digest(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
 }
 
 impl TokenCache {
-    pub fn new(ttl: Duration) -> Self {
+    pub fn new(ttl: Duration, bad_ttl: Duration) -> Self {
         Self {
-            ttl,
-            entries: Mutex::new(HashMap::new()),
+            good: Cache::builder().max_capacity(100_000).time_to_live(ttl).build(),
+            bad: Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(bad_ttl.max(Duration::from_millis(1)))
+                .build(),
         }
     }
 
     pub fn get(&self, id: Uuid) -> Option<Auth> {
-        let entries = self.entries.lock().unwrap();
-        entries
-            .get(&id)
-            .filter(|(at, _)| at.elapsed() < self.ttl)
-            .map(|(_, auth)| auth.clone())
+        self.good.get(&id)
     }
 
     pub fn put(&self, auth: Auth) {
-        let mut entries = self.entries.lock().unwrap();
-        if entries.len() > 10_000 {
-            let ttl = self.ttl;
-            entries.retain(|_, (at, _)| at.elapsed() < ttl);
-        }
-        entries.insert(auth.token_id, (Instant::now(), auth));
+        self.good.insert(auth.token_id, auth);
     }
 
     pub fn forget(&self, id: Uuid) {
-        self.entries.lock().unwrap().remove(&id);
+        self.good.invalidate(&id);
+    }
+
+    /// The refusal remembered for this token, if any.
+    pub fn refused(&self, token: &str) -> Option<ApiError> {
+        self.bad
+            .get(&digest(token))
+            .map(|(code, message)| ApiError::forbidden(code, message))
+    }
+
+    pub fn refuse(&self, token: &str, code: &'static str, message: &'static str) -> ApiError {
+        self.bad.insert(digest(token), (code, message));
+        ApiError::forbidden(code, message)
     }
 }

@@ -1,7 +1,10 @@
 //! The `Auth` extractor: `Authorization: Bearer <token>` or `X-Api-Key`.
 //! No credential → 401; a token that is malformed, unknown, revoked or expired → 403.
 
-use axum::{extract::FromRequestParts, http::request::Parts};
+use axum::{
+    extract::{FromRequestParts, OptionalFromRequestParts},
+    http::request::Parts,
+};
 use cairn_shared::{auth::Scope, tenancy::tokens};
 use uuid::Uuid;
 
@@ -19,6 +22,17 @@ pub struct Auth {
 }
 
 impl Auth {
+    /// True when the caller holds every scope of `scopes` (for managing
+    /// another token: no one sees or touches a token that outranks it).
+    /// `admin` counts as holding `ingest` and `read`; `superadmin` holds all.
+    pub fn covers(&self, scopes: &[Scope]) -> bool {
+        let admin = self.scopes.contains(&Scope::Admin);
+        let superadmin = self.scopes.contains(&Scope::Superadmin);
+        scopes.iter().all(|s| {
+            superadmin || self.scopes.contains(s) || (admin && matches!(s, Scope::Ingest | Scope::Read))
+        })
+    }
+
     pub fn require(&self, scope: Scope) -> Result<(), ApiError> {
         if self.scopes.contains(&scope) || self.scopes.contains(&Scope::Superadmin) {
             Ok(())
@@ -64,6 +78,22 @@ impl FromRequestParts<AppState> for Auth {
     }
 }
 
+/// `None` without credentials; a bad credential is still refused.
+impl OptionalFromRequestParts<AppState> for Auth {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Option<Self>, ApiError> {
+        let has_credentials = parts.headers.contains_key(axum::http::header::AUTHORIZATION)
+            || parts.headers.contains_key("x-api-key");
+        if !has_credentials {
+            return Ok(None);
+        }
+        <Auth as FromRequestParts<AppState>>::from_request_parts(parts, state)
+            .await
+            .map(Some)
+    }
+}
+
 async fn authenticate(state: &AppState, token: &str) -> Result<Auth, ApiError> {
     let invalid = || ApiError::forbidden("invalid_token", "the token is not valid");
     let claims = state.signer.verify(token).map_err(|_| invalid())?;
@@ -74,14 +104,23 @@ async fn authenticate(state: &AppState, token: &str) -> Result<Auth, ApiError> {
         }
         return Ok(auth);
     }
-    let row = tokens::load_for_auth(&state.pool, claims.jti)
-        .await?
-        .ok_or_else(invalid)?;
+    if let Some(refused) = state.tokens.refused(token) {
+        return Err(refused);
+    }
+    let Some(row) = tokens::load_for_auth(&state.pool, claims.jti).await? else {
+        return Err(state
+            .tokens
+            .refuse(token, "invalid_token", "the token is not valid"));
+    };
     if !cairn_shared::auth::verify_secret(token, &row.secret_salt, &row.secret_hash) {
-        return Err(invalid());
+        return Err(state
+            .tokens
+            .refuse(token, "invalid_token", "the token is not valid"));
     }
     if row.token.revoked_at.is_some() {
-        return Err(ApiError::forbidden("token_revoked", "the token has been revoked"));
+        return Err(state
+            .tokens
+            .refuse(token, "token_revoked", "the token has been revoked"));
     }
     if !row.token.is_usable(chrono::Utc::now()) {
         return Err(expired());

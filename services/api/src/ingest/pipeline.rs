@@ -1,6 +1,7 @@
 //! Runs events through privacy filtering and the ingest transaction, then
 //! publishes wake-ups for the jobs that became due. Duplicates roll back
-//! everything they touched and answer with the event first stored.
+//! everything they touched and answer with the event first stored, carrying
+//! the body the caller sent: an ingest token learns no one else's payload.
 
 use cairn_shared::jobs::Transport;
 use sqlx::{Connection, PgConnection};
@@ -44,6 +45,18 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// A duplicate's answer shows the caller's own payload and metadata, not
+    /// those stored under the key (which someone else may have sent).
+    fn answering_with(mut self, ev: IncomingEvent) -> Self {
+        if !self.created
+            && let Some(event) = &mut self.event
+        {
+            event.payload = ev.payload;
+            event.metadata = ev.metadata;
+        }
+        self
+    }
+
     fn skipped(reason: Skipped) -> Self {
         Self {
             event: None,
@@ -91,7 +104,7 @@ pub async fn ingest_one(state: &AppState, project: ProjectRef, mut ev: IncomingE
     };
     let mut tx = state.pool.begin().await?;
     let written = write(&mut tx, project, &state.config.coalescing, &ev, private_prompt).await?;
-    finish(state, project, written, tx).await
+    Ok(finish(state, project, written, tx).await?.answering_with(ev))
 }
 
 /// Many events in one transaction, each in a savepoint so a duplicate undoes
@@ -145,10 +158,10 @@ pub async fn ingest_batch(
     }
     tx.commit().await?;
     let mut outcomes = Vec::with_capacity(pending.len());
-    for (project, _, result) in pending {
+    for (project, ev, result) in pending {
         outcomes.push(match result {
             Ok(outcome) => with_transport(state, outcome).await,
-            Err(key) => duplicate(state, project, &key).await?,
+            Err(key) => duplicate(state, project, &key).await?.answering_with(ev),
         });
     }
     Ok(outcomes)

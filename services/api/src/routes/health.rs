@@ -4,6 +4,8 @@ use axum::{extract::State, http::StatusCode};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use cairn_shared::auth::Scope;
+
 use crate::{auth::Auth, error::ApiResult, extract::Json, state::AppState, store::jobs};
 
 #[derive(Serialize, ToSchema)]
@@ -83,11 +85,21 @@ pub async fn readiness(State(state): State<AppState>) -> (StatusCode, Json<Healt
 }
 
 /// Health: 200 when Postgres and Redis answer and no due job has waited
-/// past the threshold; otherwise 503 with `degraded` or `down`.
+/// past the threshold; otherwise 503 with `degraded` or `down`. Job counts
+/// are shown only to an `admin` token (its team's; a superadmin's, all).
 #[utoipa::path(get, path = "/api/health", tag = "health",
-    responses((status = 200, body = Health), (status = 503, body = Health)))]
-pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
-    let (stats, redis) = tokio::join!(jobs::queue_stats(&state.pool, None, None), state.wakeups.ping());
+    responses((status = 200, body = Health), (status = 503, body = Health)),
+    security((), ("bearer" = [])))]
+pub async fn health(State(state): State<AppState>, auth: Option<Auth>) -> (StatusCode, Json<Health>) {
+    let team = match &auth {
+        Some(a) if a.scopes.contains(&Scope::Superadmin) => Some(None),
+        Some(a) if a.require(Scope::Admin).is_ok() => Some(Some(a.team_id)),
+        _ => None,
+    };
+    let (stats, redis) = tokio::join!(
+        jobs::queue_stats(&state.pool, team.flatten(), None),
+        state.wakeups.ping()
+    );
     let jobs = stats
         .ok()
         .map(|s| JobsHealth::new(s, state.config.queue_age_degraded));
@@ -108,7 +120,7 @@ pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>)
             status,
             postgres: up(pg),
             redis: Some(up(redis)),
-            jobs,
+            jobs: jobs.filter(|_| team.is_some()),
         }),
     )
 }
@@ -131,6 +143,7 @@ pub struct Info {
 #[utoipa::path(get, path = "/v1/info", tag = "health", responses((status = 200, body = Info)),
     security(("bearer" = [])))]
 pub async fn info(State(state): State<AppState>, auth: Auth) -> ApiResult<Json<Info>> {
+    auth.require(Scope::Read)?;
     let (pg, redis) = tokio::join!(postgres_ok(&state), state.wakeups.ping());
     let stats = jobs::queue_stats(&state.pool, Some(auth.team_id), auth.project_id).await?;
     let jobs = JobsHealth::new(stats, state.config.queue_age_degraded);

@@ -8,7 +8,6 @@ use cairn_shared::{
         JobStatus,
         state_machine::{self, Transition, TransitionError},
     },
-    tenancy::audit::{self, AuditEntry},
     time::from_epoch_ms,
 };
 use serde::{Deserialize, Serialize};
@@ -221,23 +220,32 @@ async fn operate(state: &AppState, auth: &Auth, job: &JobRow, transition: Transi
                 format!("cannot {name} a job that is {found}"),
             ));
         }
+        // Retrying a cancelled turn job after a newer one opened for the same turn.
+        Err(TransitionError::Database(sqlx::Error::Database(db)))
+            if db.code().as_deref() == Some("23505") =>
+        {
+            return Err(ApiError::conflict(
+                "job_superseded",
+                format!("cannot {name} this job: another job for the same turn is open"),
+            ));
+        }
         Err(TransitionError::Database(e)) => return Err(e.into()),
     }
-    audit::record(
+    crate::routes::admin::record(
         &mut *tx,
-        AuditEntry {
-            team_id: Some(job.team_id),
-            actor_token_id: Some(auth.token_id),
-            action: if name == "cancel" {
-                "job.cancel"
-            } else {
-                "job.retry"
-            },
-            target_type: "generation_job",
-            target_id: Some(job.id.to_string()),
-            detail: serde_json::json!({ "from": job.status }),
-            request_id: crate::request_id::current().as_deref(),
+        auth,
+        crate::routes::admin::Target {
+            team_id: job.team_id,
+            project_id: Some(job.project_id),
+            kind: "generation_job",
+            id: job.id,
         },
+        if name == "cancel" {
+            "job.cancel"
+        } else {
+            "job.retry"
+        },
+        serde_json::json!({ "from": job.status }),
     )
     .await?;
     tx.commit().await?;

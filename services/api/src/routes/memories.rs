@@ -91,6 +91,7 @@ pub async fn create_memory(
         &state.pool,
         NewMemory {
             project,
+            author_token_id: auth.token_id,
             session_id: input.server_session_id,
             kind,
             title: &title,
@@ -108,18 +109,46 @@ pub struct Deleted {
     pub id: Uuid,
 }
 
-/// Delete a memory (any observation of the caller's projects).
+/// Delete a memory (audited): any observation of the caller's projects with
+/// `admin`; without it, only a manual memory the same token wrote.
 #[utoipa::path(delete, path = "/v1/memories/{id}", tag = "memories", params(("id" = Uuid, Path)),
-    responses((status = 200, body = Deleted), (status = 404, body = crate::error::ErrorBody)),
+    responses((status = 200, body = Deleted), (status = 403, body = crate::error::ErrorBody),
+              (status = 404, body = crate::error::ErrorBody)),
     security(("bearer" = [])))]
 pub async fn delete_memory(
     State(state): State<AppState>,
     auth: Auth,
     Path(id): Path<Uuid>,
 ) -> ApiResult<Json<Deleted>> {
-    auth.require(Scope::Ingest)?;
-    if !observations::delete(&state.pool, auth.team_id, auth.project_filter(), id).await? {
-        return Err(ApiError::not_found("memory_not_found", "no such memory"));
+    auth.require(Scope::Ingest)
+        .or_else(|_| auth.require(Scope::Admin))?;
+    let mut tx = state.pool.begin().await?;
+    let target = observations::lock_for_deletion(&mut *tx, auth.team_id, auth.project_filter(), id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("memory_not_found", "no such memory"))?;
+    let own_manual = target.origin == "manual" && target.author_token_id == Some(auth.token_id);
+    if !own_manual {
+        auth.require(Scope::Admin).map_err(|_| {
+            ApiError::forbidden(
+                "insufficient_scope",
+                "deleting a memory needs the `admin` scope, unless this token wrote it by hand",
+            )
+        })?;
     }
+    observations::delete(&mut *tx, target.project_id, id).await?;
+    crate::routes::admin::record(
+        &mut *tx,
+        &auth,
+        crate::routes::admin::Target {
+            team_id: auth.team_id,
+            project_id: Some(target.project_id),
+            kind: "observation",
+            id,
+        },
+        "memory.delete",
+        serde_json::json!({ "origin": target.origin, "kind": target.kind, "title": target.title }),
+    )
+    .await?;
+    tx.commit().await?;
     Ok(Json(Deleted { deleted: true, id }))
 }

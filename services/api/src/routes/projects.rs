@@ -2,10 +2,7 @@
 //! to a project and everything generated from it (audited).
 
 use axum::extract::State;
-use cairn_shared::{
-    auth::Scope,
-    tenancy::audit::{self, AuditEntry},
-};
+use cairn_shared::auth::Scope;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -54,17 +51,17 @@ pub async fn purge_project_memory(
             .await?
             .rows_affected();
     }
-    audit::record(
+    crate::routes::admin::record(
         &mut *tx,
-        AuditEntry {
-            team_id: Some(project.team_id),
-            actor_token_id: Some(auth.token_id),
-            action: "project.purge_memory",
-            target_type: "project",
-            target_id: Some(project.id.to_string()),
-            detail: serde_json::to_value(&counts).unwrap_or_default(),
-            request_id: crate::request_id::current().as_deref(),
+        &auth,
+        crate::routes::admin::Target {
+            team_id: project.team_id,
+            project_id: Some(project.id),
+            kind: "project",
+            id: project.id,
         },
+        "project.purge_memory",
+        serde_json::to_value(&counts).unwrap_or_default(),
     )
     .await?;
     tx.commit().await?;

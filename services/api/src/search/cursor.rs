@@ -53,7 +53,11 @@ impl Cursor {
             return Err(invalid());
         }
         let as_of = match wire.t {
-            Some(micros) => Some(DateTime::from_timestamp_micros(micros).ok_or_else(invalid)?),
+            Some(micros) => Some(
+                DateTime::from_timestamp_micros(micros)
+                    .and_then(cairn_shared::time::storable)
+                    .ok_or_else(invalid)?,
+            ),
             None => None,
         };
         Ok(Cursor {

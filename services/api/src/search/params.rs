@@ -64,10 +64,10 @@ pub fn time(field: &str, value: &str, end: bool) -> Result<DateTime<Utc>, ApiErr
     };
     if !value.is_empty() && value.trim_start_matches('-').bytes().all(|b| b.is_ascii_digit()) {
         let ms: i64 = value.parse().map_err(|_| bad())?;
-        return DateTime::from_timestamp_millis(ms).ok_or_else(bad);
+        return cairn_shared::time::from_epoch_ms(ms).ok_or_else(bad);
     }
     if let Ok(t) = DateTime::parse_from_rfc3339(value) {
-        return Ok(t.with_timezone(&Utc));
+        return cairn_shared::time::storable(t.with_timezone(&Utc)).ok_or_else(bad);
     }
     let day = NaiveDate::parse_from_str(value, "%Y-%m-%d").map_err(|_| bad())?;
     let t = if end {
@@ -75,7 +75,7 @@ pub fn time(field: &str, value: &str, end: bool) -> Result<DateTime<Utc>, ApiErr
     } else {
         day.and_hms_opt(0, 0, 0)
     };
-    Ok(t.ok_or_else(bad)?.and_utc())
+    cairn_shared::time::storable(t.ok_or_else(bad)?.and_utc()).ok_or_else(bad)
 }
 
 pub fn optional_time(field: &str, value: Option<&str>, end: bool) -> Result<Option<DateTime<Utc>>, ApiError> {

@@ -39,6 +39,7 @@ macro_rules! columns {
 
 pub struct NewMemory<'a> {
     pub project: ProjectRef,
+    pub author_token_id: Uuid,
     pub session_id: Option<Uuid>,
     pub kind: &'a str,
     pub title: &'a str,
@@ -51,8 +52,8 @@ pub async fn insert_manual(db: impl PgExecutor<'_>, m: NewMemory<'_>) -> sqlx::R
     let id = Uuid::now_v7();
     sqlx::query_as(concat!(
         "INSERT INTO observations (id, team_id, project_id, session_id, generation_key, origin, kind, title,
-             narrative, content, metadata, provider)
-         VALUES ($1, $2, $3, $4, 'manual:' || $1, 'manual', $5, $6, $7, $7, $8, 'manual')
+             narrative, content, metadata, provider, author_token_id)
+         VALUES ($1, $2, $3, $4, 'manual:' || $1, 'manual', $5, $6, $7, $7, $8, 'manual', $9)
          RETURNING ",
         columns!()
     ))
@@ -64,24 +65,47 @@ pub async fn insert_manual(db: impl PgExecutor<'_>, m: NewMemory<'_>) -> sqlx::R
     .bind(m.title)
     .bind(m.content)
     .bind(m.metadata)
+    .bind(m.author_token_id)
     .fetch_one(db)
     .await
 }
 
-pub async fn delete(
+/// What deciding a deletion needs to know about a memory.
+#[derive(Debug, FromRow)]
+pub struct DeletionTarget {
+    pub project_id: Uuid,
+    pub origin: String,
+    pub kind: String,
+    pub title: String,
+    pub author_token_id: Option<Uuid>,
+}
+
+/// Locks a memory the caller can see, for deletion; `None` when there is none.
+#[tracing::instrument(skip(db), err)]
+pub async fn lock_for_deletion(
     db: impl PgExecutor<'_>,
     team_id: Uuid,
     project_id: Option<Uuid>,
     id: Uuid,
-) -> sqlx::Result<bool> {
-    let done = sqlx::query(
-        "DELETE FROM observations WHERE id = $1 AND team_id = $2 AND ($3::uuid IS NULL OR project_id = $3)",
+) -> sqlx::Result<Option<DeletionTarget>> {
+    sqlx::query_as(
+        "SELECT project_id, origin, kind, title, author_token_id FROM observations
+         WHERE id = $1 AND team_id = $2 AND ($3::uuid IS NULL OR project_id = $3) FOR UPDATE",
     )
     .bind(id)
     .bind(team_id)
     .bind(project_id)
-    .execute(db)
-    .await?;
+    .fetch_optional(db)
+    .await
+}
+
+#[tracing::instrument(skip(db), err)]
+pub async fn delete(db: impl PgExecutor<'_>, project_id: Uuid, id: Uuid) -> sqlx::Result<bool> {
+    let done = sqlx::query("DELETE FROM observations WHERE id = $1 AND project_id = $2")
+        .bind(id)
+        .bind(project_id)
+        .execute(db)
+        .await?;
     Ok(done.rows_affected() == 1)
 }
 

@@ -19,7 +19,7 @@ async fn health_degrades_when_a_due_job_waits_too_long() {
         let (status, _) = app.hook(cc("h-1", event, extra)).await;
         assert_eq!(status, 200);
     }
-    let (status, res) = app.get("/api/health", None).await;
+    let (status, res) = app.get("/api/health", Some(&app.admin_token)).await;
     assert_eq!((status, res["status"].as_str()), (200, Some("ok")), "{res}");
     assert_eq!(res["jobs"]["by_status"]["queued"], 2, "{res}");
     assert!(
@@ -31,7 +31,13 @@ async fn health_degrades_when_a_due_job_waits_too_long() {
         .execute(&app.pool)
         .await
         .unwrap();
+    // Without a token: only the verdict, no team's job counts.
     let (status, res) = app.get("/api/health", None).await;
+    assert_eq!((status, res["status"].as_str()), (503, Some("degraded")), "{res}");
+    assert!(res.get("jobs").is_none(), "counts need an admin token: {res}");
+    let (_, res) = app.get("/api/health", Some(&app.ingest_token)).await;
+    assert!(res.get("jobs").is_none(), "counts need an admin token: {res}");
+    let (status, res) = app.get("/api/health", Some(&app.admin_token)).await;
     assert_eq!((status, res["status"].as_str()), (503, Some("degraded")), "{res}");
     assert_eq!(res["jobs"]["status"], "degraded");
     assert!(
@@ -60,7 +66,7 @@ async fn a_job_not_yet_due_does_not_count_as_waiting() {
         ))
         .await;
     assert_eq!(status, 200);
-    let (_, res) = app.get("/api/health", None).await;
+    let (_, res) = app.get("/api/health", Some(&app.admin_token)).await;
     assert_eq!(res["jobs"]["by_status"]["queued"], 1, "{res}");
     assert!(res["jobs"]["oldest_queued_age_seconds"].is_null(), "{res}");
 }

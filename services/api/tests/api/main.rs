@@ -3,9 +3,11 @@
 
 mod admin;
 mod agents;
+mod bounded_waits;
 mod claude_code;
 mod claude_mem;
 mod context;
+mod floods;
 mod health;
 mod helpers;
 mod idempotency;
@@ -13,6 +15,7 @@ mod isolation;
 mod malformed;
 mod mcp;
 mod privacy;
+mod privileges;
 mod project_rules;
 mod redis_down;
 mod search;

@@ -1,9 +1,9 @@
-//! Read the audit log of a team.
+//! Read the audit log of a team; a project-scoped admin reads only its
+//! project's entries.
 
 use axum::extract::State;
-use chrono::{DateTime, Utc};
+use cairn_shared::tenancy::audit::{self, AuditRow};
 use serde::{Deserialize, Serialize};
-use sqlx::prelude::FromRow;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
@@ -22,20 +22,35 @@ pub struct AuditQuery {
     pub limit: Option<i64>,
 }
 
-#[derive(Serialize, ToSchema, FromRow)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AuditEntryDto {
     pub id: i64,
+    /// The project the change concerns, if any.
+    pub project_id: Option<Uuid>,
     pub actor_token_id: Option<Uuid>,
     pub action: String,
     pub target_type: String,
     pub target_id: Option<String>,
     pub detail: serde_json::Value,
     pub request_id: Option<String>,
-    #[serde(skip)]
-    pub created_at: DateTime<Utc>,
-    #[sqlx(skip)]
     pub created_at_epoch: i64,
+}
+
+impl From<AuditRow> for AuditEntryDto {
+    fn from(r: AuditRow) -> Self {
+        Self {
+            id: r.id,
+            project_id: r.project_id,
+            actor_token_id: r.actor_token_id,
+            action: r.action,
+            target_type: r.target_type,
+            target_id: r.target_id,
+            detail: r.detail,
+            request_id: r.request_id,
+            created_at_epoch: r.created_at.timestamp_millis(),
+        }
+    }
 }
 
 #[derive(Serialize, ToSchema)]
@@ -56,16 +71,8 @@ pub async fn list_audit(
     if !(1..=500).contains(&limit) {
         return Err(ApiError::bad_request("invalid_limit", "limit must be 1 to 500"));
     }
-    let mut entries: Vec<AuditEntryDto> = sqlx::query_as(
-        "SELECT id, actor_token_id, action, target_type, target_id, detail, request_id, created_at
-         FROM audit_log WHERE team_id = $1 ORDER BY id DESC LIMIT $2",
-    )
-    .bind(team_id)
-    .bind(limit)
-    .fetch_all(&state.pool)
-    .await?;
-    for e in &mut entries {
-        e.created_at_epoch = e.created_at.timestamp_millis();
-    }
-    Ok(Json(AuditList { entries }))
+    let rows = audit::list(&state.pool, team_id, auth.project_filter(), limit).await?;
+    Ok(Json(AuditList {
+        entries: rows.into_iter().map(Into::into).collect(),
+    }))
 }

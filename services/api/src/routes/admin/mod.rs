@@ -30,23 +30,32 @@ pub fn acting_team(auth: &Auth, requested: Option<Uuid>) -> Result<Uuid, ApiErro
     }
 }
 
+/// What an audit entry is about.
+pub struct Target {
+    pub team_id: Uuid,
+    /// The project concerned, when there is one: project admins read only these.
+    pub project_id: Option<Uuid>,
+    pub kind: &'static str,
+    pub id: Uuid,
+}
+
+/// Records an administrative change, in the caller's transaction.
 pub async fn record(
     db: impl sqlx::PgExecutor<'_>,
     auth: &Auth,
-    team_id: Uuid,
+    target: Target,
     action: &str,
-    target_type: &str,
-    target_id: Uuid,
     detail: serde_json::Value,
 ) -> sqlx::Result<()> {
     audit::record(
         db,
         AuditEntry {
-            team_id: Some(team_id),
+            team_id: Some(target.team_id),
+            project_id: target.project_id,
             actor_token_id: Some(auth.token_id),
             action,
-            target_type,
-            target_id: Some(target_id.to_string()),
+            target_type: target.kind,
+            target_id: Some(target.id.to_string()),
             detail,
             request_id: request_id::current().as_deref(),
         },

@@ -123,10 +123,13 @@ pub async fn create_project_rule(
     super::record(
         &mut *tx,
         &auth,
-        project.team_id,
+        super::Target {
+            team_id: project.team_id,
+            project_id: Some(project.id),
+            kind: "project_rule",
+            id: rule.id,
+        },
         "project_rule.create",
-        "project_rule",
-        rule.id,
         serde_json::json!({"projectId": project.id, "kind": rule.kind, "pattern": rule.pattern}),
     )
     .await?;
@@ -161,10 +164,13 @@ pub async fn delete_project_rule(
     super::record(
         &mut *tx,
         &auth,
-        rule.team_id,
+        super::Target {
+            team_id: rule.team_id,
+            project_id: Some(rule.project_id),
+            kind: "project_rule",
+            id: rule.id,
+        },
         "project_rule.delete",
-        "project_rule",
-        rule.id,
         serde_json::json!({"projectId": rule.project_id, "kind": rule.kind, "pattern": rule.pattern}),
     )
     .await?;

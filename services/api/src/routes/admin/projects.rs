@@ -91,10 +91,13 @@ pub async fn create_project(
     super::record(
         &mut *tx,
         &auth,
-        team_id,
+        super::Target {
+            team_id,
+            project_id: Some(project.id),
+            kind: "project",
+            id: project.id,
+        },
         "project.create",
-        "project",
-        project.id,
         serde_json::json!({"slug": project.slug}),
     )
     .await?;
@@ -171,10 +174,13 @@ pub async fn update_project(
     super::record(
         &mut *tx,
         &auth,
-        project.team_id,
+        super::Target {
+            team_id: project.team_id,
+            project_id: Some(project.id),
+            kind: "project",
+            id: project.id,
+        },
         "project.update",
-        "project",
-        project.id,
         serde_json::json!({
             "contextBudgetTokens": updated.context_budget_tokens,
             "promptContext": updated.prompt_context,

@@ -69,10 +69,13 @@ pub async fn create_team(
     super::record(
         &mut *tx,
         &auth,
-        team.id,
+        super::Target {
+            team_id: team.id,
+            project_id: None,
+            kind: "team",
+            id: team.id,
+        },
         "team.create",
-        "team",
-        team.id,
         serde_json::json!({"slug": team.slug}),
     )
     .await?;

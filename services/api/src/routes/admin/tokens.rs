@@ -128,10 +128,13 @@ pub async fn mint_token(
     super::record(
         &mut *tx,
         &auth,
-        team_id,
+        super::Target {
+            team_id,
+            project_id,
+            kind: "api_token",
+            id: minted.token.id,
+        },
         "token.mint",
-        "api_token",
-        minted.token.id,
         serde_json::json!({"scopes": minted.token.scopes, "projectId": project_id}),
     )
     .await?;
@@ -155,12 +158,16 @@ pub async fn list_tokens(
 ) -> ApiResult<Json<TokenList>> {
     let team_id = super::acting_team(&auth, q.team_id)?;
     let tokens = tokens::list_tokens(&state.pool, team_id).await?;
-    let visible = tokens
-        .into_iter()
-        .filter(|t| auth.project_id.is_none() || t.project_id == auth.project_id);
+    let visible = tokens.into_iter().filter(|t| manages(&auth, t));
     Ok(Json(TokenList {
         tokens: visible.map(Into::into).collect(),
     }))
+}
+
+/// Whether the caller may see and revoke this token: one of its project (a
+/// project admin) and with no scope the caller lacks. Others answer 404.
+fn manages(auth: &Auth, token: &tokens::ApiToken) -> bool {
+    (auth.project_id.is_none() || token.project_id == auth.project_id) && auth.covers(&token.scopes())
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -184,15 +191,18 @@ pub async fn revoke_token(
     let mut tx = state.pool.begin().await?;
     let token = tokens::revoke_token(&mut *tx, team_id, id)
         .await?
-        .filter(|t| auth.project_id.is_none() || t.project_id == auth.project_id)
+        .filter(|t| manages(&auth, t))
         .ok_or_else(|| ApiError::not_found("token_not_found", "no such token"))?;
     super::record(
         &mut *tx,
         &auth,
-        team_id,
+        super::Target {
+            team_id,
+            project_id: token.project_id,
+            kind: "api_token",
+            id,
+        },
         "token.revoke",
-        "api_token",
-        id,
         serde_json::json!({}),
     )
     .await?;
