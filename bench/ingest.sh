@@ -15,7 +15,8 @@
 #
 # Knobs (environment): WARMUP_SECS (10), DURATION_SECS (20), CONCURRENCY
 # ("8 32"), THREADS (2), BENCH_PORT (first free port from 18080),
-# SKIP_BUILD=1, PGHOST/PGPORT/PGUSER, BENCH_DB (cairn_bench),
+# SKIP_BUILD=1, BENCH_API_BIN (another cairn-api build, e.g. an older
+# commit's, to compare), PGHOST/PGPORT/PGUSER, BENCH_DB (cairn_bench),
 # BENCH_REDIS_URL (redis://127.0.0.1:6379).
 set -euo pipefail
 
@@ -56,8 +57,8 @@ for tool in wrk pgbench psql curl cargo awk sort; do need "$tool"; done
 psql -d postgres -Atqc 'SELECT 1' >/dev/null || die "cannot reach Postgres at $PGUSER@$PGHOST:$PGPORT"
 
 # ---------------------------------------------------------------- 2. build
-BIN=$CARGO_TARGET_DIR/release/cairn-api
-if [[ ${SKIP_BUILD:-0} != 1 ]]; then
+BIN=${BENCH_API_BIN:-$CARGO_TARGET_DIR/release/cairn-api}
+if [[ ${SKIP_BUILD:-0} != 1 && -z ${BENCH_API_BIN:-} ]]; then
     log "building cairn-api (release) into $CARGO_TARGET_DIR"
     (cd "$ROOT" && cargo build --release -p cairn-api)
 fi
@@ -95,6 +96,8 @@ CAIRN_DATABASE_URL=postgres://$PGUSER@$PGHOST:$PGPORT/$DB \
     CAIRN_JWT_SECRET=bench-only-secret-0123456789abcdef0123456789abcdef \
     CAIRN_LISTEN_ADDR=127.0.0.1:$PORT \
     CAIRN_DATABASE_MAX_CONNECTIONS=40 \
+    CAIRN_RATE_LIMIT_PER_TOKEN=1000000 CAIRN_RATE_LIMIT_PER_TOKEN_BURST=1000000 \
+    CAIRN_RATE_LIMIT_PER_IP=1000000 CAIRN_RATE_LIMIT_PER_IP_BURST=1000000 \
     RUST_LOG=warn \
     "$BIN" >"$API_LOG" 2>&1 &
 API_PID=$!

@@ -109,14 +109,14 @@ async fn retrying_a_cancelled_turn_job_after_a_new_one_opened_answers_409() {
 async fn clients_abandoning_requests_leave_no_transaction_open() {
     let app = spawn_app().await;
     let mut tasks = vec![];
-    for i in 0..60u64 {
+    for i in 0..400u64 {
         let addr = app.base.trim_start_matches("http://").to_string();
         let token = app.ingest_token.clone();
         tasks.push(tokio::spawn(async move {
             let body = serde_json::to_string(&cc(
-                &format!("ab-{}", i % 6),
-                "PostToolUse",
-                json!({"tool_name": "Bash", "tool_use_id": format!("t{i}"), "tool_input": {"command": "ls"}}),
+                &format!("ab-{}", i % 8),
+                if i % 5 == 0 { "UserPromptSubmit" } else { "PostToolUse" },
+                json!({"prompt": format!("p{i}"), "tool_name": "Bash", "tool_use_id": format!("t{i}"), "tool_input": {"command": "ls"}}),
             ))
             .unwrap();
             let req = format!(
@@ -125,7 +125,7 @@ async fn clients_abandoning_requests_leave_no_transaction_open() {
             );
             let mut s = TcpStream::connect(addr).await.unwrap();
             s.write_all(req.as_bytes()).await.unwrap();
-            tokio::time::sleep(Duration::from_micros(i * 150)).await;
+            tokio::time::sleep(Duration::from_micros((i * 7919) % 4000)).await;
             drop(s);
         }));
     }
