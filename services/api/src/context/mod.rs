@@ -3,11 +3,13 @@
 //! observations and the most relevant few (`gather`), fits them to the
 //! project's token budget (`select`), and renders markdown for agents
 //! (`markdown`) or JSON for API clients (`dto`). `prompt` is the small,
-//! deadline-bound variant answered on UserPromptSubmit.
+//! deadline-bound variant answered on UserPromptSubmit. Stored text reaches
+//! an agent only through `neutralise`, so a memory cannot close the block.
 
 pub mod dto;
 pub mod gather;
 pub mod markdown;
+pub mod neutralise;
 pub mod prompt;
 pub mod select;
 
@@ -15,6 +17,7 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 pub use markdown::{CLOSE_TAG, OPEN_TAG};
+pub use neutralise::neutralise;
 use select::Selection;
 
 use crate::error::{ApiError, ApiResult};

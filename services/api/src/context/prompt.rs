@@ -47,11 +47,12 @@ pub fn render(matches: &[gather::ObservationItem], budget_tokens: usize) -> Opti
     if matches.is_empty() {
         return None;
     }
-    let head = "# Related memory (Cairn)\n";
-    let frame = markdown::OPEN_TAG.len() + head.len() + markdown::CLOSE_TAG.len();
+    let head = format!("# Related memory (Cairn)\n{}", markdown::DATA_NOTICE);
+    let frame = markdown::OPEN_TAG.len() + head.chars().count() + markdown::CLOSE_TAG.len();
     let mut left = (budget_tokens * 4).saturating_sub(frame);
     let share = left / matches.len();
     let mut out = format!("{}{head}", markdown::OPEN_TAG);
+    let mut shown = 0;
     for o in matches {
         let block = markdown::detail(o, share.min(left));
         let price = block.chars().count();
@@ -60,6 +61,10 @@ pub fn render(matches: &[gather::ObservationItem], budget_tokens: usize) -> Opti
         }
         left -= price;
         out.push_str(&block);
+        shown += 1;
+    }
+    if shown == 0 {
+        return None;
     }
     out.push_str(markdown::CLOSE_TAG);
     Some(out)
