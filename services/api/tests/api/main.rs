@@ -14,6 +14,7 @@ mod idempotency;
 mod isolation;
 mod malformed;
 mod mcp;
+mod poisoning;
 mod privacy;
 mod privileges;
 mod project_rules;
