@@ -1,12 +1,20 @@
 //! What a failed attempt becomes: a later attempt (exponential backoff with
 //! jitter, or the provider's Retry-After), stored in `next_attempt_at`, or a
-//! failed job. Nothing is slept in memory.
+//! failed job. Nothing is slept in memory. Every delay is bounded, whatever a
+//! provider or the configuration says: a provider waits at most
+//! [`MAX_RETRY_AFTER`], and no delay exceeds [`MAX_DELAY`].
 
 use std::time::Duration;
 
 use rand::Rng;
 
 use crate::provider::{ErrorClass, ProviderError};
+
+/// The longest wait a provider's Retry-After gets (an absurd one, say
+/// `99999999999999`, is read as this).
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(3600);
+/// No retry is scheduled further away, whatever the configuration.
+pub const MAX_DELAY: Duration = Duration::from_secs(7 * 24 * 3600);
 
 #[derive(Clone, Copy, Debug)]
 pub struct RetryPolicy {
@@ -45,12 +53,16 @@ impl RetryPolicy {
             ErrorClass::Quota => self.quota,
             ErrorClass::Transient | ErrorClass::ParseError | ErrorClass::RateLimit => self.base,
         };
-        let backoff = jittered(exponential(base, attempts, self.max.max(base)));
-        match (error.class, error.retry_after) {
+        let backoff = jittered(exponential(base, attempts, self.max.max(base)).min(MAX_DELAY));
+        let delay = match (error.class, error.retry_after) {
             // The provider said when; never earlier than that, never sooner than our own backoff floor.
-            (ErrorClass::RateLimit, Some(after)) => Decision::RetryIn(after.max(backoff.min(after * 2))),
-            _ => Decision::RetryIn(backoff),
-        }
+            (ErrorClass::RateLimit, Some(after)) => {
+                let after = after.min(MAX_RETRY_AFTER);
+                after.max(backoff.min(after.saturating_mul(2)))
+            }
+            _ => backoff,
+        };
+        Decision::RetryIn(delay.min(MAX_DELAY))
     }
 }
 
@@ -62,7 +74,7 @@ fn exponential(base: Duration, attempts: i32, cap: Duration) -> Duration {
 
 /// Between 80% and 120% of `d`, so retries of a burst spread out.
 fn jittered(d: Duration) -> Duration {
-    d.mul_f64(rand::rng().random_range(0.8..=1.2))
+    Duration::try_from_secs_f64(d.as_secs_f64() * rand::rng().random_range(0.8..=1.2)).unwrap_or(d)
 }
 
 #[cfg(test)]
@@ -123,5 +135,32 @@ mod tests {
             d >= Duration::from_secs(1) && d <= Duration::from_secs(2),
             "{d:?}"
         );
+    }
+
+    #[test]
+    fn absurd_waits_are_bounded() {
+        let p = RetryPolicy::default();
+        for after in [99_999_999_999_999, u64::MAX] {
+            let d = delay(p.decide(&err(ErrorClass::RateLimit, Some(after)), 1, 5));
+            assert_eq!(d, MAX_RETRY_AFTER, "{after}");
+        }
+        let e = ProviderError {
+            retry_after: Some(Duration::MAX),
+            ..err(ErrorClass::RateLimit, None)
+        };
+        assert_eq!(delay(p.decide(&e, 1, 5)), MAX_RETRY_AFTER);
+        let huge = RetryPolicy {
+            base: Duration::MAX,
+            max: Duration::MAX,
+            quota: Duration::MAX,
+        };
+        for class in [ErrorClass::Transient, ErrorClass::Quota, ErrorClass::RateLimit] {
+            for attempts in [1, 30, i32::MAX - 1] {
+                let d = delay(huge.decide(&err(class, None), attempts, i32::MAX));
+                assert!(d <= MAX_DELAY, "{class:?} {attempts}: {d:?}");
+            }
+        }
+        let d = delay(p.decide(&err(ErrorClass::Transient, None), i32::MAX - 1, i32::MAX));
+        assert!(d <= Duration::from_secs(4320), "{d:?}");
     }
 }

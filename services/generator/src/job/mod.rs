@@ -10,7 +10,7 @@ use cairn_shared::jobs::{
     JobType,
     state_machine::{self, ClaimedJob, Transition, TransitionError},
 };
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 
 use crate::{
     parse::{self, Parsed},
@@ -157,6 +157,16 @@ pub async fn finish(ctx: &Context, job: &ClaimedJob, worker: &str, prepared: Pre
     }
 }
 
+/// When a retry `delay` from `now` falls due; never overflows (a delay
+/// past what a timestamp can hold is an hour).
+fn retry_at(now: DateTime<Utc>, delay: std::time::Duration) -> DateTime<Utc> {
+    let hour = chrono::Duration::hours(1);
+    chrono::Duration::from_std(delay)
+        .ok()
+        .and_then(|d| now.checked_add_signed(d))
+        .unwrap_or(now + hour)
+}
+
 async fn record_failure(
     ctx: &Context,
     job: &ClaimedJob,
@@ -169,7 +179,7 @@ async fn record_failure(
     let mut conn = ctx.pool.acquire().await?;
     match ctx.config.retry.decide(error, job.attempts, job.max_attempts) {
         Decision::RetryIn(delay) => {
-            let at = Utc::now() + chrono::Duration::from_std(delay).unwrap_or(chrono::Duration::hours(1));
+            let at = retry_at(Utc::now(), delay);
             tracing::info!(job_id = %job.id, attempt = job.attempts, %error, retry_at = %at, "job will be retried");
             let transition = Transition::RetryLater {
                 worker,
@@ -189,6 +199,27 @@ async fn record_failure(
             };
             state_machine::apply(&mut conn, job.project_id, job.id, transition).await?;
             Ok(Finished::Failed)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use chrono::{TimeZone, Utc};
+
+    use super::retry_at;
+
+    #[test]
+    fn retry_times_never_overflow() {
+        let now = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
+        assert_eq!(
+            retry_at(now, Duration::from_secs(60)),
+            now + chrono::Duration::minutes(1)
+        );
+        for absurd in [Duration::from_secs(99_999_999_999_999), Duration::MAX] {
+            assert_eq!(retry_at(now, absurd), now + chrono::Duration::hours(1));
         }
     }
 }

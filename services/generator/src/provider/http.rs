@@ -12,6 +12,7 @@ use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
 use super::{ErrorClass, ProviderError};
+use crate::retry::MAX_RETRY_AFTER;
 
 /// Longest provider error message kept in a [`ProviderError`], in characters.
 pub(super) const MESSAGE_CHARS: usize = 300;
@@ -241,30 +242,44 @@ fn is_out_of_credit(detail: &ErrorDetail) -> bool {
 }
 
 /// The wait a response asks for: `Retry-After` (delta-seconds or HTTP-date),
-/// else `retry-after-ms` (sent by some OpenAI-compatible servers).
+/// else `retry-after-ms` (sent by some OpenAI-compatible servers). At most
+/// [`MAX_RETRY_AFTER`]; a negative or unreadable value is none.
 pub(super) fn retry_after(headers: &HeaderMap, now: DateTime<Utc>) -> Option<Duration> {
     let text = |v: &HeaderValue| v.to_str().ok().map(str::trim).map(String::from);
     if let Some(value) = headers.get(reqwest::header::RETRY_AFTER).and_then(text) {
         return parse_retry_after(&value, now);
     }
     let ms = headers.get("retry-after-ms").and_then(text)?;
-    let ms: f64 = ms.parse().ok().filter(|ms: &f64| ms.is_finite() && *ms >= 0.0)?;
-    Some(Duration::from_secs_f64(ms / 1000.0))
+    let ms: f64 = ms.parse().ok().filter(|ms: &f64| *ms >= 0.0)?;
+    Some(capped_seconds(ms / 1000.0))
 }
 
 /// A `Retry-After` value: seconds (`7`, or `7.5` as some servers send) or an
-/// HTTP-date (IMF-fixdate, RFC 850 or asctime). A date in the past is zero.
+/// HTTP-date (IMF-fixdate, RFC 850 or asctime). A date in the past is zero;
+/// anything longer than [`MAX_RETRY_AFTER`] is that (`99999999999999` is a
+/// provider bug, not a plan).
 pub(super) fn parse_retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
     let value = value.trim();
     if let Ok(seconds) = value.parse::<f64>() {
-        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
+        // NaN is not `>= 0`; infinity is capped.
+        return (seconds >= 0.0).then(|| capped_seconds(seconds));
     }
     let at = DateTime::parse_from_rfc2822(value)
         .map(|d| d.with_timezone(&Utc))
         .or_else(|_| NaiveDateTime::parse_from_str(value, "%A, %d-%b-%y %H:%M:%S GMT").map(|d| d.and_utc()))
         .or_else(|_| NaiveDateTime::parse_from_str(value, "%a %b %e %H:%M:%S %Y").map(|d| d.and_utc()))
         .ok()?;
-    Some((at - now).to_std().unwrap_or(Duration::ZERO))
+    Some(
+        at.signed_duration_since(now)
+            .to_std()
+            .unwrap_or(Duration::ZERO)
+            .min(MAX_RETRY_AFTER),
+    )
+}
+
+/// Non-negative seconds as a duration of at most [`MAX_RETRY_AFTER`].
+fn capped_seconds(seconds: f64) -> Duration {
+    Duration::from_secs_f64(seconds.clamp(0.0, MAX_RETRY_AFTER.as_secs_f64()))
 }
 
 /// At most `max_chars` characters of `text` (cut on a char boundary), with an
@@ -462,6 +477,37 @@ mod tests {
         headers.insert("Retry-After", HeaderValue::from_static("2"));
         assert_eq!(retry_after(&headers, now), Some(Duration::from_secs(2)));
         assert_eq!(retry_after(&HeaderMap::new(), now), None);
+    }
+
+    #[test]
+    fn absurd_or_garbage_retry_after_is_bounded_or_ignored() {
+        let now = Utc::now();
+        for absurd in [
+            "99999999999999",
+            "99999999999999999999999999999",
+            "1e400",
+            "inf",
+            "3601",
+            "Fri, 31 Dec 9999 23:59:59 GMT",
+        ] {
+            assert_eq!(parse_retry_after(absurd, now), Some(MAX_RETRY_AFTER), "{absurd}");
+        }
+        for garbage in [
+            "-1",
+            "-99999999999999",
+            "NaN",
+            "",
+            "1h",
+            "Wed, 99 Foo 2015",
+            "0x10",
+        ] {
+            assert_eq!(parse_retry_after(garbage, now), None, "{garbage}");
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after-ms", HeaderValue::from_static("99999999999999999999"));
+        assert_eq!(retry_after(&headers, now), Some(MAX_RETRY_AFTER));
+        headers.insert("retry-after-ms", HeaderValue::from_static("-5"));
+        assert_eq!(retry_after(&headers, now), None);
     }
 
     #[test]
