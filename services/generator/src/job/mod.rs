@@ -42,14 +42,19 @@ pub enum Finished {
     Abandoned,
 }
 
+/// What a caught panic said.
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
 impl Prepared {
     /// The attempt panicked: a bug, so the job fails with what the panic said.
     pub fn panicked(job: &ClaimedJob, panic: Box<dyn std::any::Any + Send>) -> Self {
-        let what = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".into());
+        let what = panic_message(panic.as_ref());
         tracing::error!(job_id = %job.id, panic = %what, "job attempt panicked");
         Prepared {
             job_type: load::job_type(job),
@@ -165,6 +170,34 @@ fn retry_at(now: DateTime<Utc>, delay: std::time::Duration) -> DateTime<Utc> {
         .ok()
         .and_then(|d| now.checked_add_signed(d))
         .unwrap_or(now + hour)
+}
+
+/// The job's attempt panicked outside `prepare` (while recording its
+/// outcome, say): fail it through the state machine, as a panic in
+/// `prepare` does. Refused when the outcome was recorded before the panic.
+pub async fn fail_panicked(ctx: &Context, job: &ClaimedJob, worker: &str, what: &str) -> Finished {
+    let message = format!("unrecoverable: internal error: {what}");
+    let result = async {
+        let mut conn = ctx.pool.acquire().await?;
+        let transition = Transition::Fail {
+            worker,
+            error: &message,
+            usage: None,
+        };
+        state_machine::apply(&mut conn, job.project_id, job.id, transition).await
+    }
+    .await;
+    match result {
+        Ok(_) => Finished::Failed,
+        Err(TransitionError::Refused { found, .. }) => {
+            tracing::warn!(job_id = %job.id, ?found, "panicked job was already settled or lost");
+            Finished::Refused
+        }
+        Err(TransitionError::Database(e)) => {
+            tracing::error!(job_id = %job.id, error = %e, "could not fail the panicked job; its lease will expire");
+            Finished::Abandoned
+        }
+    }
 }
 
 async fn record_failure(

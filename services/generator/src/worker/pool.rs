@@ -1,5 +1,7 @@
 //! One worker: claim a due job (greedily, while there are any), run it with
-//! a heartbeat, record its outcome; when idle, wait for a hint.
+//! a heartbeat, record its outcome; when idle, wait for a hint. A panic
+//! anywhere from claim to outcome is caught: the job is failed through the
+//! state machine and the worker goes on to the next one.
 
 use std::{panic::AssertUnwindSafe, sync::Arc, time::Duration};
 
@@ -20,7 +22,17 @@ pub async fn work(
 ) {
     let mut target = ClaimTarget::AnyDue(1);
     while !shutdown.is_cancelled() {
-        match state_machine::claim(&ctx.pool, &worker, ctx.config.lease, target).await {
+        let claim = AssertUnwindSafe(state_machine::claim(&ctx.pool, &worker, ctx.config.lease, target))
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|panic| {
+                // Nothing was claimed that we know of; an unseen claim's lease expires.
+                Err(sqlx::Error::Protocol(format!(
+                    "claim panicked: {}",
+                    job::panic_message(panic.as_ref())
+                )))
+            });
+        match claim {
             Ok(jobs) if !jobs.is_empty() => {
                 for claimed in jobs {
                     run_one(&ctx, &worker, &claimed, &abort).await;
@@ -53,9 +65,22 @@ pub async fn work(
     }
 }
 
+/// Runs one claimed job to its outcome. A panic while recording it (or in
+/// the heartbeat) fails the job through the state machine, as a panic in the
+/// provider or parser does.
 async fn run_one(ctx: &Context, worker: &str, claimed: &ClaimedJob, abort: &CancellationToken) {
+    let attempt = AssertUnwindSafe(attempt(ctx, worker, claimed, abort)).catch_unwind();
+    if let Err(panic) = attempt.await {
+        let what = job::panic_message(panic.as_ref());
+        tracing::error!(job_id = %claimed.id, worker, panic = %what, "job panicked; failing it");
+        let finished = job::fail_panicked(ctx, claimed, worker, &what).await;
+        tracing::debug!(job_id = %claimed.id, ?finished, "panicked job settled");
+    }
+}
+
+async fn attempt(ctx: &Context, worker: &str, claimed: &ClaimedJob, abort: &CancellationToken) {
     let started = std::time::Instant::now();
-    // A panic in provider or parser code fails this job, not the worker.
+    // A panic in provider or parser code fails this job, with the usage known so far.
     let guarded = AssertUnwindSafe(job::prepare(ctx, claimed)).catch_unwind();
     let prepared = tokio::select! {
         prepared = guarded => prepared.unwrap_or_else(|panic| job::Prepared::panicked(claimed, panic)),
