@@ -90,10 +90,14 @@ pub async fn prepare(ctx: &Context, job: &ClaimedJob) -> Prepared {
         max_output_tokens: ctx.config.provider.max_output_tokens(),
     };
     match ctx.provider.complete(request).await {
-        Ok(completion) => Prepared {
+        Ok(mut completion) => Prepared {
             job_type,
             result: parse::parse(&completion.text).and_then(|parsed| fits(job_type, parsed)),
-            usage: Some(completion.usage),
+            usage: Some({
+                // Stored as text and in jsonb, neither of which takes U+0000.
+                completion.usage.model.retain(|c| c != '\0');
+                completion.usage
+            }),
         },
         Err(e) => Prepared {
             job_type,
@@ -176,7 +180,7 @@ fn retry_at(now: DateTime<Utc>, delay: std::time::Duration) -> DateTime<Utc> {
 /// outcome, say): fail it through the state machine, as a panic in
 /// `prepare` does. Refused when the outcome was recorded before the panic.
 pub async fn fail_panicked(ctx: &Context, job: &ClaimedJob, worker: &str, what: &str) -> Finished {
-    let message = format!("unrecoverable: internal error: {what}");
+    let message = format!("unrecoverable: internal error: {what}").replace('\0', "");
     let result = async {
         let mut conn = ctx.pool.acquire().await?;
         let transition = Transition::Fail {
@@ -208,7 +212,8 @@ async fn record_failure(
     usage: &Usage,
 ) -> Result<Finished, TransitionError> {
     let usage = serde_json::to_value(usage).ok();
-    let message = format!("{error}");
+    // A provider's message may quote anything, U+0000 included, which Postgres refuses.
+    let message = format!("{error}").replace('\0', "");
     let mut conn = ctx.pool.acquire().await?;
     match ctx.config.retry.decide(error, job.attempts, job.max_attempts) {
         Decision::RetryIn(delay) => {

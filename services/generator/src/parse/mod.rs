@@ -14,7 +14,8 @@
 //! - lists written as lines (bullets stripped) or, for concepts, with
 //!   commas; unknown types become `discovery`, unknown concepts are dropped,
 //!   files are deduplicated;
-//! - bounds: 8,000 chars per field or item, 50 items per list.
+//! - bounds: 8,000 chars per field or item, 50 items per list;
+//! - U+0000 anywhere (Postgres cannot store it): removed.
 //!
 //! Files: `scan` (tokens), `entities` (character references), `read`
 //! (tokens → blocks), `text` (whitespace, caps, bullets), `vocab` (types
@@ -72,6 +73,15 @@ pub struct Parsed {
 /// Reads a model's answer. An answer with no observation, summary or skip
 /// marker is a `parse_error`.
 pub fn parse(text: &str) -> Result<Parsed, ProviderError> {
+    // Postgres refuses U+0000 in text: kept, it would make the answer
+    // unwritable, and the job would pay for the same answer again and again.
+    let cleaned;
+    let text = if text.contains('\0') {
+        cleaned = text.replace('\0', "");
+        &cleaned
+    } else {
+        text
+    };
     let parsed = read::read_answer(text);
     if parsed.observations.is_empty() && parsed.summary.is_none() && parsed.skipped.is_none() {
         return Err(ProviderError::new(

@@ -25,6 +25,8 @@ fn config() -> ProptestConfig {
 
 /// Pieces that steer random input into the scanner's and reader's corners.
 const FRAGMENTS: &[&str] = &[
+    "\u{0}",
+    "&#0;",
     "<observation>",
     "</observation>",
     "<observation id=\"1\">",
@@ -140,10 +142,11 @@ fn assert_bounded(parsed: &Parsed) {
     }
 }
 
-/// A cleaned field is trimmed and within the cap.
+/// A cleaned field is trimmed, within the cap, and storable.
 fn assert_clean_field(text: &String) {
     assert!(text.chars().count() <= MAX_FIELD_CHARS);
     assert_eq!(text.trim(), text);
+    assert!(!text.contains('\0'), "Postgres cannot store U+0000: {text:?}");
 }
 
 /// Parses `input` and checks the result, whichever way it goes.

@@ -57,6 +57,21 @@ fn reads_a_complete_observation() {
 }
 
 #[test]
+fn u0000_is_removed_everywhere() {
+    let with_nul = FULL_OBSERVATION
+        .replace("Fix the", "Fix\0 the")
+        .replace("<file>src", "<file>\0src");
+    let with_nul = format!("\0{}\0", with_nul.replace("<type>", "<ty\0pe>"));
+    assert_eq!(only_observation(&with_nul), full_observation());
+    let summary = summary_of("<summary><request>Fix\0 it</request><notes>\0</notes></summary>");
+    assert_eq!((summary.request.as_str(), summary.notes.as_str()), ("Fix it", ""));
+    assert_eq!(
+        only_observation("<observation><title>a&#0;b</title></observation>").title,
+        "a&#0;b"
+    );
+}
+
+#[test]
 fn reads_a_complete_summary() {
     let text = "<summary><request>Add retries</request><investigated>worker.rs</investigated>\
         <learned>Backoff resets</learned><completed>Retry loop</completed>\

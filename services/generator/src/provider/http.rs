@@ -82,7 +82,13 @@ impl JsonClient {
                 "HTTP {status}: answer larger than {SUCCESS_BODY_LIMIT} bytes"
             )));
         }
-        match serde_json::from_slice(&bytes) {
+        // A lone surrogate escape (half an emoji) makes the whole answer
+        // unreadable to serde_json; read it as U+FFFD rather than pay again.
+        let decoded = serde_json::from_slice(&bytes).or_else(|e| match without_lone_surrogates(&bytes) {
+            Some(repaired) => serde_json::from_slice(&repaired).map_err(|_| e),
+            None => Err(e),
+        });
+        match decoded {
             Ok(body) => Ok(Reply { body, latency }),
             Err(e) => Err(self.parse_error(format!(
                 "HTTP {status}: answer is not the expected JSON ({e}): {}",
@@ -282,6 +288,48 @@ fn capped_seconds(seconds: f64) -> Duration {
     Duration::from_secs_f64(seconds.clamp(0.0, MAX_RETRY_AFTER.as_secs_f64()))
 }
 
+/// The JSON text with every `\u` escape of a lone surrogate (`\ud83d`
+/// without its pair, which serde_json refuses in a string) made `\ufffd`;
+/// `None` when there is none. Escaped backslashes (`\\ud83d`) are text.
+fn without_lone_surrogates(bytes: &[u8]) -> Option<Vec<u8>> {
+    let hex4 = |at: usize| {
+        let digits = bytes.get(at..at + 4)?;
+        if !digits.iter().all(u8::is_ascii_hexdigit) {
+            return None;
+        }
+        u32::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+    };
+    let high = |c: u32| (0xd800..0xdc00).contains(&c);
+    let low = |c: u32| (0xdc00..0xe000).contains(&c);
+    let mut out: Option<Vec<u8>> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        if bytes.get(i + 1) != Some(&b'u') {
+            i += 2;
+            continue;
+        }
+        let Some(code) = hex4(i + 2) else {
+            i += 2;
+            continue;
+        };
+        let paired =
+            high(code) && bytes.get(i + 6..i + 8) == Some(&b"\\u"[..]) && hex4(i + 8).is_some_and(low);
+        if paired {
+            i += 12;
+            continue;
+        }
+        if high(code) || low(code) {
+            out.get_or_insert_with(|| bytes.to_vec())[i + 2..i + 6].copy_from_slice(b"fffd");
+        }
+        i += 6;
+    }
+    out
+}
+
 /// At most `max_chars` characters of `text` (cut on a char boundary), with an
 /// ellipsis when something was cut.
 pub(super) fn truncate(text: &str, max_chars: usize) -> String {
@@ -477,6 +525,24 @@ mod tests {
         headers.insert("Retry-After", HeaderValue::from_static("2"));
         assert_eq!(retry_after(&headers, now), Some(Duration::from_secs(2)));
         assert_eq!(retry_after(&HeaderMap::new(), now), None);
+    }
+
+    #[test]
+    fn lone_surrogate_escapes_become_replacement_characters() {
+        let fixed = |s: &str| without_lone_surrogates(s.as_bytes()).map(|b| String::from_utf8(b).unwrap());
+        assert_eq!(
+            fixed(r#"{"t":"a\ud83d b"}"#).as_deref(),
+            Some(r#"{"t":"a\ufffd b"}"#)
+        );
+        assert_eq!(
+            fixed(r#"{"t":"\udc00\ud800"}"#).as_deref(),
+            Some(r#"{"t":"\ufffd\ufffd"}"#)
+        );
+        assert_eq!(fixed(r#"{"t":"\ud83d\ude00 ok \u0041 \\ud83d"}"#), None);
+        assert_eq!(fixed(r#"{"t":"\ud8"}"#), None);
+        let repaired = fixed(r#"{"t":"x\ud83dy"}"#).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&repaired).unwrap();
+        assert_eq!(value["t"], "x\u{fffd}y");
     }
 
     #[test]
