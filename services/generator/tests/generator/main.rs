@@ -8,5 +8,6 @@ mod memory_loop;
 mod provider_errors;
 mod race;
 mod redis_outage;
+mod robustness;
 mod state_machine;
 mod support;
