@@ -135,7 +135,7 @@ pub struct ProjectSettingsInput {
     pub context_budget_tokens: Option<i32>,
     /// Answer UserPromptSubmit with the memories most related to the prompt.
     pub prompt_context: Option<bool>,
-    /// 50..=5000 tokens for those memories.
+    /// 100..=5000 tokens for those memories (the block's header takes about 35).
     pub prompt_context_budget_tokens: Option<i32>,
 }
 
@@ -155,11 +155,11 @@ pub async fn update_project(
     let project = auth.project(&state, Some(&id)).await?;
     let in_range = |v: Option<i32>, lo: i32, hi: i32| v.is_none_or(|v| (lo..=hi).contains(&v));
     if !in_range(body.context_budget_tokens, 200, 50_000)
-        || !in_range(body.prompt_context_budget_tokens, 50, 5_000)
+        || !in_range(body.prompt_context_budget_tokens, 100, 5_000)
     {
         return Err(ApiError::unprocessable(
             "invalid_field",
-            "`contextBudgetTokens` is 200..=50000 and `promptContextBudgetTokens` 50..=5000",
+            "`contextBudgetTokens` is 200..=50000 and `promptContextBudgetTokens` 100..=5000",
         ));
     }
     let settings = projects::MemorySettings {
