@@ -64,6 +64,21 @@ pub struct Report {
 /// A session idle in a transaction: pid, application, state, seconds, last query.
 type IdleSession = (i32, Option<String>, Option<String>, Option<f64>, Option<String>);
 
+/// One marker's rows: key, turn, when received (for duplicates' evidence).
+async fn rows_of(pool: &PgPool, marker: &str) -> Vec<String> {
+    let rows: Vec<(String, Option<i32>, String)> = sqlx::query_as(
+        "SELECT idempotency_key, prompt_number, to_char(received_at, 'HH24:MI:SS.US')
+         FROM agent_events WHERE strpos(payload::text, $1) > 0 ORDER BY received_at",
+    )
+    .bind(marker)
+    .fetch_all(pool)
+    .await
+    .unwrap_or_default();
+    rows.into_iter()
+        .map(|(key, turn, at)| format!("{marker}: key {key}, turn {turn:?}, received {at}"))
+        .collect()
+}
+
 async fn scalar(pool: &PgPool, sql: &str) -> i64 {
     sqlx::query_scalar::<_, Option<i64>>(sqlx::AssertSqlSafe(sql.to_string()))
         .fetch_one(pool)
@@ -101,6 +116,7 @@ impl Report {
         self.stored = by_marker.values().map(|(n, _)| n).sum();
         let mut lost = vec![];
         let mut duplicated = vec![];
+        let mut dup_rows = vec![];
         for e in &ledger.events {
             let (n, received_at) = by_marker.get(&e.marker).copied().unwrap_or((0, 0.0));
             if n > 0 && e.answered_attempt_at.is_some_and(|sent| received_at < sent) {
@@ -111,6 +127,9 @@ impl Report {
             }
             if n > 1 {
                 duplicated.push(format!("{} {} ×{n} ({})", e.hook, e.marker, e.session));
+                if duplicated.len() <= 3 {
+                    dup_rows.extend(rows_of(pool, &e.marker).await);
+                }
             }
         }
         self.lost = lost.len();
@@ -122,6 +141,7 @@ impl Report {
         if !duplicated.is_empty() {
             self.evidence
                 .push(format!("stored more than once: {}", sample(&duplicated)));
+            self.evidence.push(format!("their rows: {}", dup_rows.join("; ")));
         }
 
         let counters: HashMap<String, i32> =

@@ -36,6 +36,9 @@ pub struct SentEvent {
     /// When the attempt answered 2xx was sent (Unix seconds): a row received
     /// before it was stored by an earlier attempt whose answer was lost.
     pub answered_attempt_at: Option<f64>,
+    /// The request as sent, for replays.
+    pub body: Vec<u8>,
+    pub key: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -66,6 +69,19 @@ pub struct Stats {
     pub refused: Vec<String>,
     /// Events that needed more than one attempt (their first answer was lost or not 2xx).
     pub retried_events: u64,
+}
+
+impl Stats {
+    pub fn merge(&mut self, other: &Stats) {
+        for (k, v) in &other.statuses {
+            *self.statuses.entry(*k).or_default() += v;
+        }
+        self.conn_errors += other.conn_errors;
+        self.timeouts += other.timeouts;
+        self.abandoned += other.abandoned;
+        self.refused.extend(other.refused.iter().cloned());
+        self.retried_events += other.retried_events;
+    }
 }
 
 /// Shared between the clients and the scenario driver.
@@ -101,6 +117,22 @@ struct Target {
     port: u16,
     token: String,
     http: reqwest::Client,
+}
+
+impl Target {
+    fn new(base: &str, port: u16, token: &str, knobs: &Knobs) -> Target {
+        let http = reqwest::Client::builder()
+            .timeout(knobs.request_timeout)
+            .connect_timeout(Duration::from_secs(1))
+            .build()
+            .expect("http client");
+        Target {
+            base: base.to_string(),
+            port,
+            token: token.to_string(),
+            http,
+        }
+    }
 }
 
 /// One session's events: SessionStart, then per turn a prompt, tool
@@ -212,17 +244,7 @@ impl Load {
             clients,
             clients_done: AtomicUsize::new(0),
         });
-        let http = reqwest::Client::builder()
-            .timeout(knobs.request_timeout)
-            .connect_timeout(Duration::from_secs(1))
-            .build()
-            .expect("http client");
-        let target = Target {
-            base: base.to_string(),
-            port,
-            token: token.to_string(),
-            http,
-        };
+        let target = Target::new(base, port, token, knobs);
         let run: String = (0..4).map(|_| format!("{:02x}", rand::random::<u8>())).collect();
         let tasks = (0..clients)
             .map(|c| {
@@ -241,6 +263,47 @@ impl Load {
             })
             .collect();
         Load { shared, tasks }
+    }
+
+    /// Sends `events` again, `concurrency` at a time, each first abandoned
+    /// 1–3 times and then sent until answered, as in an abandon burst. The
+    /// events are stored already: every answer must be a duplicate's.
+    pub async fn replay_abandoned(
+        base: &str,
+        port: u16,
+        token: &str,
+        events: &[SentEvent],
+        knobs: &Knobs,
+        concurrency: usize,
+    ) -> Stats {
+        let target = Target::new(base, port, token, knobs);
+        let shared = Arc::new(Shared {
+            planned: events.len() as u64,
+            answered: AtomicU64::new(0),
+            abandon: AtomicBool::new(true),
+            stats: Mutex::new(Stats::default()),
+            clients: concurrency,
+            clients_done: AtomicUsize::new(0),
+        });
+        let queue = Arc::new(Mutex::new(events.to_vec()));
+        let workers: Vec<_> = (0..concurrency.max(1))
+            .map(|_| {
+                let (target, shared, queue, knobs) =
+                    (target.clone(), shared.clone(), queue.clone(), knobs.clone());
+                tokio::spawn(async move {
+                    loop {
+                        let Some(e) = queue.lock().unwrap().pop() else {
+                            break;
+                        };
+                        send_until_2xx(&target, &shared, &knobs, &e.body, e.key.as_deref()).await;
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            let _ = w.await;
+        }
+        shared.stats.lock().unwrap().clone()
     }
 
     /// Waits for every client to finish its sessions.
@@ -286,6 +349,8 @@ async fn play_session(
             hook,
             answered,
             answered_attempt_at,
+            body: bytes,
+            key,
         });
     }
     ledger.sessions.push(SentSession {
@@ -382,14 +447,18 @@ async fn send_until_2xx(
 /// Connects, sends the whole request, and drops the connection 0–20 ms
 /// later without reading the answer (half the time with a reset).
 async fn abandon(target: &Target, body: &[u8], key: Option<&str>) {
-    let Ok(mut s) = tokio::net::TcpStream::connect(("127.0.0.1", target.port)).await else {
+    abandon_at(target.port, &target.token, body, key).await;
+}
+
+async fn abandon_at(port: u16, token: &str, body: &[u8], key: Option<&str>) {
+    let Ok(mut s) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
         return;
     };
     let mut head = format!(
         "POST {HOOK_PATH} HTTP/1.1\r\nhost: 127.0.0.1:{}\r\nauthorization: Bearer {}\r\n\
          content-type: application/json\r\ncontent-length: {}\r\n",
-        target.port,
-        target.token,
+        port,
+        token,
         body.len()
     );
     if let Some(k) = key {

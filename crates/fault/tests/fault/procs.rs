@@ -79,7 +79,12 @@ impl Proc {
     pub fn spawn(name: &str, mut cmd: Command, log: &Path, polite: Option<i32>) -> Proc {
         let (out, err) = log_handles(log, &format!("{name} started"));
         cmd.stdin(Stdio::null()).stdout(out).stderr(err).process_group(0);
-        let death_signal = polite.unwrap_or(libc::SIGKILL);
+        // Postgres shuts down cleanly and at once on SIGQUIT; anything else
+        // (a generator draining against a dead store) could linger on SIGTERM.
+        let death_signal = match polite {
+            Some(libc::SIGQUIT) => libc::SIGQUIT,
+            _ => libc::SIGKILL,
+        };
         // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
         unsafe {
             cmd.pre_exec(move || {

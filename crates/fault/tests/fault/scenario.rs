@@ -62,8 +62,39 @@ pub async fn run(fault: Fault) {
         stack.supervise().await;
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let (ledger, stats) = load.finish().await;
+    let (ledger, mut stats) = load.finish().await;
     let load_time = started_load.elapsed();
+    if let Fault::AbandonedRequests = fault {
+        // A last burst with nothing after it: stored events sent again, each
+        // abandoned 1–3 times and then sent normally. A pooled connection
+        // left inside a transaction is then seldom picked up by a later
+        // request, so the idle-in-transaction check below sees it. Only
+        // events that name themselves (an Idempotency-Key, or a tool event's
+        // tool_use_id) are sent again: an id-less prompt or Stop sent after
+        // its turn ended is, by design, a new one.
+        let replays: Vec<_> = ledger
+            .events
+            .iter()
+            .filter(|e| e.answered && (e.key.is_some() || e.hook == "PostToolUse"))
+            .take(knobs.events / 4)
+            .cloned()
+            .collect();
+        let tail = Load::replay_abandoned(
+            &stack.base,
+            stack.api_port,
+            &stack.ingest_token,
+            &replays,
+            &knobs,
+            knobs.clients,
+        )
+        .await;
+        stats.merge(&tail);
+        faults.push(format!(
+            "after the load: {} stored events sent again the same way ({} abandoned), nothing after them",
+            replays.len(),
+            tail.abandoned
+        ));
+    }
 
     let pool = stack.observer().await;
     let drain_started = Instant::now();
