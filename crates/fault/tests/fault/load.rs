@@ -265,9 +265,10 @@ impl Load {
         Load { shared, tasks }
     }
 
-    /// Sends `events` again, `concurrency` at a time, each first abandoned
-    /// 1–3 times and then sent until answered, as in an abandon burst. The
-    /// events are stored already: every answer must be a duplicate's.
+    /// Sends `events` again, `concurrency` at a time, each abandoned 1–3
+    /// times and then, when `then_send`, sent until answered, as in an
+    /// abandon burst. The events are stored already: every answer must be a
+    /// duplicate's.
     pub async fn replay_abandoned(
         base: &str,
         port: u16,
@@ -275,6 +276,7 @@ impl Load {
         events: &[SentEvent],
         knobs: &Knobs,
         concurrency: usize,
+        then_send: bool,
     ) -> Stats {
         let target = Target::new(base, port, token, knobs);
         let shared = Arc::new(Shared {
@@ -295,7 +297,11 @@ impl Load {
                         let Some(e) = queue.lock().unwrap().pop() else {
                             break;
                         };
-                        send_until_2xx(&target, &shared, &knobs, &e.body, e.key.as_deref()).await;
+                        if then_send {
+                            send_until_2xx(&target, &shared, &knobs, &e.body, e.key.as_deref()).await;
+                        } else {
+                            abandon_some(&target, &shared, &e.body, e.key.as_deref()).await;
+                        }
                     }
                 })
             })
@@ -360,6 +366,15 @@ async fn play_session(
     });
 }
 
+/// Sends the request 1–3 times, each dropped before its answer.
+async fn abandon_some(target: &Target, shared: &Shared, body: &[u8], key: Option<&str>) {
+    let times = rand::rng().random_range(1..=3);
+    for _ in 0..times {
+        abandon(target, body, key).await;
+        shared.stats.lock().unwrap().abandoned += 1;
+    }
+}
+
 fn unix_now() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -378,11 +393,7 @@ async fn send_until_2xx(
 ) -> Option<f64> {
     let deadline = Instant::now() + knobs.retry_deadline;
     if shared.abandon.load(Ordering::Relaxed) {
-        let times = rand::rng().random_range(1..=3);
-        for _ in 0..times {
-            abandon(target, body, key).await;
-            shared.stats.lock().unwrap().abandoned += 1;
-        }
+        abandon_some(target, shared, body, key).await;
     }
     let mut attempt = 0u32;
     loop {
