@@ -160,3 +160,54 @@ async fn claude_mem_events_retried_are_stored_once_by_tool_use_id_or_idempotency
     assert_eq!(send().await.unwrap().status(), 200);
     assert_eq!(app.count("SELECT count(*) FROM agent_events").await, 3);
 }
+
+#[tokio::test]
+async fn an_id_less_stop_arriving_late_after_the_next_prompt_is_still_a_duplicate() {
+    let app = spawn_app().await;
+    let stop = cc(
+        "late",
+        "Stop",
+        json!({"stop_hook_active": false,
+               "last_assistant_message": "Fixed the flaky test by pinning the random seed in tests/common/mod.rs."}),
+    );
+    app.hook(cc(
+        "late",
+        "UserPromptSubmit",
+        json!({"prompt": "fix the flaky test"}),
+    ))
+    .await;
+    assert_eq!(app.hook(stop.clone()).await.0, 200);
+    app.hook(cc("late", "UserPromptSubmit", json!({"prompt": "now the docs"})))
+        .await;
+    // The first Stop's answer was lost; its copy arrives during turn 2.
+    assert_eq!(app.hook(stop).await.0, 200);
+    assert_eq!(
+        app.count("SELECT count(*) FROM agent_events WHERE event_type = 'Stop'")
+            .await,
+        1,
+        "the late copy is the same event"
+    );
+    assert_eq!(
+        app.count("SELECT count(*) FROM generation_jobs WHERE job_type = 'turn_summary'")
+            .await,
+        1,
+        "turn 2 was not ended by turn 1's stop"
+    );
+    // Stops with no final message, or a short one, cannot be told apart
+    // across turns: each turn keeps its own.
+    let bare = cc(
+        "bare",
+        "Stop",
+        json!({"stop_hook_active": false, "last_assistant_message": "Done."}),
+    );
+    for prompt in ["one", "two"] {
+        app.hook(cc("bare", "UserPromptSubmit", json!({"prompt": prompt})))
+            .await;
+        assert_eq!(app.hook(bare.clone()).await.0, 200);
+    }
+    assert_eq!(
+        app.count("SELECT count(*) FROM agent_events e JOIN sessions s ON s.id = e.session_id WHERE s.external_session_id = 'bare' AND e.event_type = 'Stop'")
+            .await,
+        2
+    );
+}

@@ -162,9 +162,12 @@ pub struct Identity<'a> {
 
 impl Identity<'_> {
     /// The idempotency key: the agent's tool-call id, else the client's
-    /// `Idempotency-Key`, else (made unique per turn at write time) the
-    /// prompt's hash for prompts, so a retried prompt opens no second turn,
-    /// or the body's hash.
+    /// `Idempotency-Key`, else the prompt's hash for prompts (so a retried
+    /// prompt opens no second turn), or the body's hash. An id-less key is
+    /// made unique per turn at write time, except a stop that carries a
+    /// substantial final message: that body is the turn's own, so a copy that
+    /// arrives late, after the next prompt, is still the same event. (A short
+    /// one, "Done.", may well repeat in a later turn, so it stays per turn.)
     pub fn incoming(
         &self,
         request: &HookRequest<'_>,
@@ -208,7 +211,9 @@ impl Identity<'_> {
             session: SessionTarget::Agent(key),
             platform_source: Some(self.agent.into()),
             source_event_id: self.tool_use_id.map(str::to_string),
-            key_per_turn: self.tool_use_id.is_none() && request.idempotency_key.is_none(),
+            key_per_turn: self.tool_use_id.is_none()
+                && request.idempotency_key.is_none()
+                && !stop_with_final_message(kind, &payload),
             idempotency_key,
             tool_name,
             prompt,
@@ -219,6 +224,17 @@ impl Identity<'_> {
             seal_now: false,
         }
     }
+}
+
+/// Final messages at least this long are taken as unique within a session.
+const DISTINCT_FINAL_MESSAGE_CHARS: usize = 64;
+
+fn stop_with_final_message(kind: EventKind, payload: &Value) -> bool {
+    matches!(kind, EventKind::Stop | EventKind::SubagentStop)
+        && payload
+            .get("last_assistant_message")
+            .and_then(Value::as_str)
+            .is_some_and(|m| m.trim().chars().count() >= DISTINCT_FINAL_MESSAGE_CHARS)
 }
 
 /// Claude Code's keys keep their historic `cc` prefix.
