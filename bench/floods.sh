@@ -13,7 +13,7 @@ DB=cairn_bench_floods
 BIN=${BENCH_API_BIN:-$CARGO_TARGET_DIR/release/cairn-api}
 if [[ ${SKIP_BUILD:-0} != 1 ]]; then
     log "building cairn-api and the flood bench (release)"
-    (cd "$ROOT" && cargo build --release -p cairn-api -p cairn-bench --bin flood)
+    (cd "$ROOT" && cargo build --release -p cairn-api && cargo build --release -p cairn-bench --bin flood)
 fi
 psql -d postgres -v ON_ERROR_STOP=1 -q -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
 PORT=18180
