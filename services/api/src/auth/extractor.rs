@@ -45,6 +45,10 @@ impl Auth {
     }
 }
 
+fn has_credentials(parts: &Parts) -> bool {
+    parts.headers.contains_key(axum::http::header::AUTHORIZATION) || parts.headers.contains_key("x-api-key")
+}
+
 fn presented_token(parts: &Parts) -> Option<&str> {
     let headers = &parts.headers;
     if let Some(value) = headers.get(axum::http::header::AUTHORIZATION) {
@@ -62,10 +66,8 @@ impl FromRequestParts<AppState> for Auth {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let has_credentials = parts.headers.contains_key(axum::http::header::AUTHORIZATION)
-            || parts.headers.contains_key("x-api-key");
         let Some(token) = presented_token(parts).filter(|t| !t.is_empty()) else {
-            return Err(if has_credentials {
+            return Err(if has_credentials(parts) {
                 ApiError::forbidden(
                     "invalid_token",
                     "the Authorization header must be `Bearer <token>`",
@@ -83,9 +85,7 @@ impl OptionalFromRequestParts<AppState> for Auth {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Option<Self>, ApiError> {
-        let has_credentials = parts.headers.contains_key(axum::http::header::AUTHORIZATION)
-            || parts.headers.contains_key("x-api-key");
-        if !has_credentials {
+        if !has_credentials(parts) {
             return Ok(None);
         }
         <Auth as FromRequestParts<AppState>>::from_request_parts(parts, state)

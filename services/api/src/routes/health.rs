@@ -86,18 +86,21 @@ pub async fn readiness(State(state): State<AppState>) -> (StatusCode, Json<Healt
 
 /// Health: 200 when Postgres and Redis answer and no due job has waited
 /// past the threshold; otherwise 503 with `degraded` or `down`. Job counts
-/// are shown only to an `admin` token (its team's; a superadmin's, all).
+/// are shown only to an `admin` token (its team's or project's; a
+/// superadmin's, all).
 #[utoipa::path(get, path = "/api/health", tag = "health",
     responses((status = 200, body = Health), (status = 503, body = Health)),
     security((), ("bearer" = [])))]
 pub async fn health(State(state): State<AppState>, auth: Option<Auth>) -> (StatusCode, Json<Health>) {
-    let team = match &auth {
-        Some(a) if a.scopes.contains(&Scope::Superadmin) => Some(None),
-        Some(a) if a.require(Scope::Admin).is_ok() => Some(Some(a.team_id)),
+    // Whose jobs the caller may count: (team, project); None for no one's.
+    let scope = match &auth {
+        Some(a) if a.scopes.contains(&Scope::Superadmin) => Some((None, None)),
+        Some(a) if a.require(Scope::Admin).is_ok() => Some((Some(a.team_id), a.project_id)),
         _ => None,
     };
+    let (team, project) = scope.unwrap_or_default();
     let (stats, redis) = tokio::join!(
-        jobs::queue_stats(&state.pool, team.flatten(), None),
+        jobs::queue_stats(&state.pool, team, project),
         state.wakeups.ping()
     );
     let jobs = stats
@@ -120,7 +123,7 @@ pub async fn health(State(state): State<AppState>, auth: Option<Auth>) -> (Statu
             status,
             postgres: up(pg),
             redis: Some(up(redis)),
-            jobs: jobs.filter(|_| team.is_some()),
+            jobs: jobs.filter(|_| scope.is_some()),
         }),
     )
 }
