@@ -16,6 +16,10 @@ pub(super) enum Check {
     QuotedValue,
     /// Like `QuotedValue`, and the value does not look like a type or code (`token: String,`).
     YamlValue,
+    /// A password given to a command: not a placeholder, not the word itself
+    /// (`-pPASSWORD`, `user:password`), nor a port mapping (`docker run
+    /// --name mysql -p3306:3306`).
+    CliPassword,
 }
 
 /// Words that make a variable, key or field name secret-bearing. Names are
@@ -109,6 +113,11 @@ const TRIVIAL_VALUES: &[&str] = &[
     "header",
 ];
 
+/// What documentation writes where a command's password goes.
+const CLI_PLACEHOLDER_WORDS: &[&str] = &[
+    "password", "passwd", "pass", "pw", "pwd", "secret", "token", "apikey", "api_key",
+];
+
 /// Type names that follow `name:` in code rather than in YAML.
 const TYPE_WORDS: &[&str] = &[
     "string", "str", "number", "boolean", "bool", "int", "integer", "float", "any", "unknown", "bytes",
@@ -123,6 +132,13 @@ pub(super) fn accept(check: Check, name: &str, value: &str) -> bool {
         Check::EnvValue => env_value(name, value),
         Check::QuotedValue => env_value(name, value) && plausible(value),
         Check::YamlValue => env_value(name, value) && plausible(value) && !looks_like_code(value),
+        Check::CliPassword => {
+            !is_placeholder(value)
+                && !is_port_mapping(value)
+                && !CLI_PLACEHOLDER_WORDS
+                    .iter()
+                    .any(|w| value.eq_ignore_ascii_case(w))
+        }
     }
 }
 
@@ -219,7 +235,19 @@ fn is_placeholder(value: &str) -> bool {
     (v.starts_with('%') && v.ends_with('%') && v.len() > 2)
         || (v.starts_with('<') && v.ends_with('>'))
         || v.starts_with("{{")
-        || (!v.is_empty() && v.bytes().all(|b| matches!(b, b'*' | b'.' | b'x' | b'X' | b'#')))
+        || (!v.is_empty() && v.chars().all(|c| matches!(c, '*' | '.' | 'x' | 'X' | '#' | '…')))
+}
+
+/// `3306:3306`, `127.0.0.1:3306:3306/tcp`.
+fn is_port_mapping(value: &str) -> bool {
+    let ports = value
+        .strip_suffix("/tcp")
+        .or_else(|| value.strip_suffix("/udp"))
+        .unwrap_or(value);
+    ports.contains(':')
+        && ports
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b == b':' || b == b'.')
 }
 
 fn looks_random(value: &str) -> bool {
@@ -383,5 +411,11 @@ mod tests {
         assert!(accept(Check::NotPlaceholder, "", "hunter2"));
         assert!(!accept(Check::NotPlaceholder, "", "${DB_PASSWORD}"));
         assert!(accept(Check::Always, "", ""));
+        assert!(accept(Check::CliPassword, "", "123456"));
+        assert!(!accept(Check::CliPassword, "", "3306:3306"));
+        assert!(!accept(Check::CliPassword, "", "127.0.0.1:3306:3306/tcp"));
+        assert!(!accept(Check::CliPassword, "", "$MYSQL_PWD"));
+        assert!(!accept(Check::CliPassword, "", "PASSWORD"));
+        assert!(!accept(Check::CliPassword, "", "…"));
     }
 }

@@ -20,9 +20,13 @@ mod size_cap;
 mod skip;
 
 #[cfg(test)]
+mod command_tests;
+#[cfg(test)]
 mod secret_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod token_tests;
 
 pub use report::FilterReport;
 

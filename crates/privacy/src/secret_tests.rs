@@ -120,6 +120,17 @@ fn samples() -> Vec<Sample> {
     let db_pw = format!("S3cr3t-{}", fake(ALNUM, 8, 22));
     let bearer = fake(ALNUM, 32, 23);
     let env_pw = format!("hunter2-{}", fake(ALNUM, 6, 24));
+    let npm = ["np", "m_", &fake(ALNUM, 36, 25)].concat();
+    let hf = ["h", "f_", &fake(ALNUM, 34, 26)].concat();
+    let sendgrid = ["S", "G.", &fake(B64URL, 22, 27), ".", &fake(B64URL, 43, 28)].concat();
+    let twilio = ["S", "K", &fake(HEX, 32, 29)].concat();
+    let sas_sig = format!(
+        "{}%2B{}%2F{}%3D",
+        fake(ALNUM, 14, 30),
+        fake(ALNUM, 12, 31),
+        fake(ALNUM, 14, 32)
+    );
+    let mysql_pw = format!("Hunter2{}", fake(ALNUM, 6, 33));
     vec![
         sample(
             "private_key",
@@ -223,6 +234,46 @@ fn samples() -> Vec<Sample> {
             format!("curl -H 'Authorization: Bearer {jwt}' https://api.example.com/me"),
             jwt.clone(),
             &["curl -H 'Authorization: Bearer ", "' https://api.example.com/me"],
+        ),
+        sample(
+            "npm_token",
+            format!("NPM_TOKEN={npm} npm publish --access public"),
+            npm.clone(),
+            &["NPM_TOKEN=[REDACTED:npm_token] npm publish --access public"],
+        ),
+        sample(
+            "huggingface_token",
+            format!("huggingface-cli login --token {hf} --add-to-git-credential"),
+            hf.clone(),
+            &["huggingface-cli login --token [REDACTED:huggingface_token] --add-to-git-credential"],
+        ),
+        sample(
+            "sendgrid_key",
+            format!(
+                "curl https://api.sendgrid.com/v3/mail/send -H 'Authorization: Bearer {sendgrid}' -d @mail.json"
+            ),
+            sendgrid.clone(),
+            &["-H 'Authorization: Bearer [REDACTED:sendgrid_key]' -d @mail.json"],
+        ),
+        sample(
+            "twilio_key",
+            format!("client = Client(\"{twilio}\", api_secret, account_sid)"),
+            twilio.clone(),
+            &["client = Client(\"[REDACTED:twilio_key]\", api_secret, account_sid)"],
+        ),
+        sample(
+            "azure_sas",
+            format!(
+                "az storage blob download --blob-url \"https://acme.blob.core.windows.net/backups/db.sql?sv=2022-11-02&ss=b&srt=o&sp=r&se=2030-01-01T00:00:00Z&spr=https&sig={sas_sig}\" -f db.sql"
+            ),
+            sas_sig.clone(),
+            &["&spr=https&sig=[REDACTED:azure_sas]\" -f db.sql"],
+        ),
+        sample(
+            "cli_password",
+            format!("mysql -u root -p{mysql_pw} -h db.internal shop < dump.sql"),
+            mysql_pw.clone(),
+            &["mysql -u root -p[REDACTED:cli_password] -h db.internal shop < dump.sql"],
         ),
         sample(
             "url_password",

@@ -35,11 +35,17 @@ pub(super) const KINDS: &[&str] = &[
     "gcp_service_account_key",
     "azure_storage_key",
     "azure_client_secret",
+    "azure_sas",
     "github_token",
     "gitlab_token",
     "slack_token",
     "stripe_key",
+    "npm_token",
+    "huggingface_token",
+    "sendgrid_key",
+    "twilio_key",
     "jwt",
+    "cli_password",
     "url_password",
     "auth_header",
     "env_assignment",
@@ -97,6 +103,13 @@ pub(super) const RULES: &[Rule] = &[
         r#"(?i)azure_?client_?secret\\?["']?[ \t]*[:=][ \t]*\\?["']?(?P<v1>[^\s"'\\;&]{8,})"#,
         Check::NotPlaceholder,
     ),
+    // The signature of a shared access signature, in a URL or a connection
+    // string: base64 of an HMAC, often URL-encoded (`%2B`, `%2F`, `%3D`).
+    rule(
+        "azure_sas",
+        r"(?-u:\b)sig=(?P<v1>(?:[A-Za-z0-9+/]|%[0-9A-Fa-f]{2}){30,}={0,2})",
+        Check::RandomLooking,
+    ),
     rule(
         "github_token",
         r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
@@ -118,11 +131,45 @@ pub(super) const RULES: &[Rule] = &[
         r"(?-u:\b)(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}",
         Check::Always,
     ),
+    rule("npm_token", r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)", Check::Always),
+    // `.npmrc` credentials of a registry, and `npm config set //host/:_authToken value`.
+    rule(
+        "npm_token",
+        r#":_(?:authToken|auth|password)(?:[ \t]*=[ \t]*|[ \t]+)(?:"(?P<v1>[^"\r\n]+)"|'(?P<v2>[^'\r\n]+)'|(?P<v3>[^\s"'][^\s"']*))"#,
+        Check::NotPlaceholder,
+    ),
+    rule(
+        "huggingface_token",
+        r"(?-u:\b)hf_[A-Za-z0-9]{34,}(?-u:\b)",
+        Check::RandomLooking,
+    ),
+    rule(
+        "sendgrid_key",
+        r"(?-u:\b)SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}",
+        Check::Always,
+    ),
+    // Twilio API key SIDs: `SK` and exactly 32 lowercase hex digits.
+    rule("twilio_key", r"(?-u:\b)SK[0-9a-f]{32}(?-u:\b)", Check::Always),
     // Header and payload segments; the signature may be empty (`alg: none`).
     rule(
         "jwt",
         r"(?-u:\b)eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.(?:[A-Za-z0-9_\-]{10,})?",
         Check::Always,
+    ),
+    // A password glued to `-p` of the MySQL / MariaDB clients (`mysql -u root
+    // -pS3cret`); a bare `-p` prompts and `-P` is the port. The command may go
+    // on over `\`-continued lines, not past `|`, `;`, `&` or a `\n` escape;
+    // quotes may be `\"`-escaped (a command inside JSON text).
+    rule(
+        "cli_password",
+        r#"(?-u:\b)(?:mysql[a-z]*|mariadb[a-z\-]*)(?-u:\b)(?:[^\r\n|;&\\]|\\[^n]|\\\r?\n)*?[ \t]-p(?:\\?'(?P<v1>[^'\r\n]+?)\\?'|\\?"(?P<v2>[^"\r\n]+?)\\?"|(?P<v3>[^\s'"`\\;|&()<>][^\s'"`\\;|&()<>]*))"#,
+        Check::CliPassword,
+    ),
+    // `curl -u user:PASSWORD`, `--user 'user:PASSWORD'`: the user name stays.
+    rule(
+        "cli_password",
+        r#"(?-u:\b)curl(?-u:\b)(?:[^\r\n|;&\\]|\\[^n]|\\\r?\n)*?[ \t](?:-[A-Za-z]*u|--user)(?:[ \t]+|=)?(?:\\?'[^'\\\s:]*:(?P<v1>[^'\r\n]+?)\\?'|\\?"[^"\\\s:]*:(?P<v2>[^"\r\n]+?)\\?"|[^\s:'"\\]*:(?P<v3>[^\s'"`\\;|&()<>]+))"#,
+        Check::CliPassword,
     ),
     // `scheme://user:PASSWORD@host`: only the password goes.
     rule(
