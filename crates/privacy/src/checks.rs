@@ -1,5 +1,7 @@
 //! Vetoes for secret-rule hits that are clearly not secrets (placeholders, booleans, code).
 
+use super::entropy;
+
 /// Extra test a rule's hit must pass before it is redacted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Check {
@@ -16,6 +18,8 @@ pub(super) enum Check {
     QuotedValue,
     /// Like `QuotedValue`, and the value does not look like a type or code (`token: String,`).
     YamlValue,
+    /// The name names a secret and the value reads as a random token (see `entropy.rs`).
+    HighEntropy,
     /// A password given to a command: not a placeholder, not the word itself
     /// (`-pPASSWORD`, `user:password`), nor a port mapping (`docker run
     /// --name mysql -p3306:3306`).
@@ -132,6 +136,7 @@ pub(super) fn accept(check: Check, name: &str, value: &str) -> bool {
         Check::EnvValue => env_value(name, value),
         Check::QuotedValue => env_value(name, value) && plausible(value),
         Check::YamlValue => env_value(name, value) && plausible(value) && !looks_like_code(value),
+        Check::HighEntropy => env_value(name, value) && entropy::is_high_entropy(value),
         Check::CliPassword => {
             !is_placeholder(value)
                 && !is_port_mapping(value)
@@ -411,6 +416,9 @@ mod tests {
         assert!(accept(Check::NotPlaceholder, "", "hunter2"));
         assert!(!accept(Check::NotPlaceholder, "", "${DB_PASSWORD}"));
         assert!(accept(Check::Always, "", ""));
+        assert!(accept(Check::HighEntropy, "token", "x7Gk2qLm9ZrT4vBn"));
+        assert!(!accept(Check::HighEntropy, "token_url", "x7Gk2qLm9ZrT4vBn"));
+        assert!(!accept(Check::HighEntropy, "token", "derive_secret_v2"));
         assert!(accept(Check::CliPassword, "", "123456"));
         assert!(!accept(Check::CliPassword, "", "3306:3306"));
         assert!(!accept(Check::CliPassword, "", "127.0.0.1:3306:3306/tcp"));

@@ -12,6 +12,7 @@
 //! shared; clean strings cost about one scan and are not copied.
 
 mod checks;
+mod entropy;
 mod private_tags;
 mod redactor;
 mod report;
@@ -21,6 +22,8 @@ mod skip;
 
 #[cfg(test)]
 mod command_tests;
+#[cfg(test)]
+mod labelled_tests;
 #[cfg(test)]
 mod secret_tests;
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use std::sync::OnceLock;
 
-use regex::{Regex, RegexSet};
+use regex::{Regex, RegexSet, RegexSetBuilder};
 
 use super::checks::{self, Check};
 use super::report::FilterReport;
@@ -14,6 +14,15 @@ pub(super) const MIN_REDACT_LEN: usize = 8;
 /// Upper bound on redaction rounds; each round after the first is rare and
 /// only happens when a round changed something.
 const MAX_ROUNDS: usize = 4;
+
+/// Capacity of the rule set's lazy DFA cache, in bytes (the crate's default
+/// is 2 MiB). The set of every rule needs many DFA states on varied text
+/// (generated bindings, minified code). With the default the cache filled
+/// up, and once a process had cleared it three times (the count is never
+/// reset), each search that filled it again gave up and ran on the NFA
+/// engine, about 35 times slower (see `redact_false_positives` in
+/// crates/bench). Memory is only taken as states are built.
+const SET_DFA_BYTES: usize = 8 << 20;
 
 /// Start of every replacement. A captured value that starts with it is
 /// already redacted and left alone. Assignment-style rules (`Check::EnvValue`,
@@ -70,8 +79,10 @@ pub(super) struct SecretRedactor {
 
 impl SecretRedactor {
     pub(super) fn new() -> Self {
-        let any =
-            RegexSet::new(RULES.iter().map(|r| r.pattern)).expect("secret rule table must compile as a set");
+        let any = RegexSetBuilder::new(RULES.iter().map(|r| r.pattern))
+            .dfa_size_limit(SET_DFA_BYTES)
+            .build()
+            .expect("secret rule table must compile as a set");
         let rules = RULES
             .iter()
             .map(|r| CompiledRule {
@@ -148,7 +159,9 @@ impl CompiledRule {
                 .unwrap_or(whole);
             let value = secret.as_str();
             let already_redacted = match self.check {
-                Check::EnvValue | Check::QuotedValue | Check::YamlValue => value.contains(MARKER_PREFIX),
+                Check::EnvValue | Check::QuotedValue | Check::YamlValue | Check::HighEntropy => {
+                    value.contains(MARKER_PREFIX)
+                }
                 _ => value.starts_with(MARKER_PREFIX),
             };
             if value.is_empty() || already_redacted || secret.start() < copied_to {

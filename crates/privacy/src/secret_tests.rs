@@ -131,6 +131,7 @@ fn samples() -> Vec<Sample> {
         fake(ALNUM, 14, 32)
     );
     let mysql_pw = format!("Hunter2{}", fake(ALNUM, 6, 33));
+    let session = format!("FwoGZXIvYXdzE{}", fake(B64, 80, 34));
     vec![
         sample(
             "private_key",
@@ -292,6 +293,12 @@ fn samples() -> Vec<Sample> {
             format!("NODE_ENV=production\nDB_PASSWORD={env_pw}\nPORT=3000"),
             env_pw.clone(),
             &["NODE_ENV=production\nDB_PASSWORD=[REDACTED:env_assignment]\nPORT=3000"],
+        ),
+        sample(
+            "high_entropy",
+            format!("[default]\nregion = eu-west-1\naws_session_token = {session}\noutput = json"),
+            session.clone(),
+            &["region = eu-west-1\naws_session_token = [REDACTED:high_entropy]\noutput = json"],
         ),
     ]
 }

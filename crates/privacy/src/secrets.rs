@@ -49,6 +49,7 @@ pub(super) const KINDS: &[&str] = &[
     "url_password",
     "auth_header",
     "env_assignment",
+    "high_entropy",
 ];
 
 pub(super) const RULES: &[Rule] = &[
@@ -219,5 +220,14 @@ pub(super) const RULES: &[Rule] = &[
         "env_assignment",
         r#"(?im)^[ \t]*(?:-[ \t]+)?(?P<name>[A-Za-z0-9_.\-]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PWD|API[_\-]?KEY|ACCESS[_\-]?KEY|PRIVATE[_\-]?KEY|CREDENTIAL|AUTH)[A-Za-z0-9_.\-]*)[ \t]*:[ \t]+(?P<v1>[^\s"'#&*!|>{}\[\],][^\s]*)[ \t]*(?:[ \t]#[^\r\n]*)?\r?$"#,
         Check::YamlValue,
+    ),
+    // Last resort for labels the rules above do not read (`token: v` inside a
+    // line, `password = v` in INI files, `--api-key v`, `.netrc`): the value
+    // must read as a random token (`Check::HighEntropy`, see `entropy.rs`),
+    // and not be followed by what makes it code (`(`, `[`, `<`, `::`, `?`).
+    rule(
+        "high_entropy",
+        r#"(?i)(?-u:\b)(?P<name>[A-Za-z0-9_.\-]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PWD|API[_\-]?KEY|ACCESS[_\-]?KEY|PRIVATE[_\-]?KEY|CREDENTIAL|AUTH)[A-Za-z0-9_.\-]*)\\?["']?(?:[ \t]*(?::=?|=)[ \t]*|[ \t]+)\\?["']?(?P<v1>[A-Za-z0-9+/_\-.~!@#$%^*]{16,}=*)(?:$|[^A-Za-z0-9+/_\-.~!@#$%^*=(\[<:?])"#,
+        Check::HighEntropy,
     ),
 ];
