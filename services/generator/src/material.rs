@@ -1,13 +1,18 @@
-//! What a job is made from: its already-filtered agent events, loaded from
-//! Postgres by `job::load`, read by the prompt builder and by the heuristic
-//! provider.
+//! What a job is made from: its agent events, loaded from Postgres by
+//! `job::load`, read by the prompt builder and by the heuristic provider,
+//! both of which first pass them through the privacy filter again
+//! ([`Material::redacted`]).
+
+use std::sync::LazyLock;
 
 use cairn_shared::jobs::JobType;
+use cairn_shared::privacy::{PrivacyConfig, PrivacyFilter};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use uuid::Uuid;
 
-/// One stored agent event, as the ingest path kept it (privacy filter applied).
+/// One stored agent event, as the ingest path kept it (privacy filter applied
+/// with the rules of its day).
 #[derive(Clone, Debug)]
 pub struct EventRecord {
     /// The agent's own event name: `UserPromptSubmit`, `PostToolUse`,
@@ -35,4 +40,49 @@ pub struct Material {
     /// - turn_summary: every event of the turn;
     /// - session_summary: every event of the session (the builder digests them per turn).
     pub events: Vec<EventRecord>,
+}
+
+/// The filter the generator applies again, with today's rules: events stored
+/// before a rule existed, or sent by an older hook client, must not leak
+/// through a prompt or an observation. No size cap: the prompt builder has
+/// its own budgets.
+static FILTER: LazyLock<PrivacyFilter> = LazyLock::new(|| {
+    PrivacyFilter::new(PrivacyConfig {
+        max_field_bytes: usize::MAX,
+        ..PrivacyConfig::default()
+    })
+});
+
+impl Material {
+    /// A copy with the privacy filter applied to every event's payload (any
+    /// string at any depth: commands, outputs, prompts, messages) and tool
+    /// name, and to the working directory. Filtering is idempotent, so
+    /// events filtered at ingest come out unchanged.
+    pub fn redacted(&self) -> Material {
+        let text = |value: &str| FILTER.filter_text(value).0;
+        let events = self
+            .events
+            .iter()
+            .map(|event| {
+                let mut payload = event.payload.clone();
+                FILTER.filter_value(&mut payload);
+                EventRecord {
+                    event_type: event.event_type.clone(),
+                    tool_name: event.tool_name.as_deref().map(text),
+                    prompt_number: event.prompt_number,
+                    payload,
+                    occurred_at: event.occurred_at,
+                }
+            })
+            .collect();
+        Material {
+            job_id: self.job_id,
+            job_type: self.job_type,
+            project: self.project.clone(),
+            agent: self.agent.clone(),
+            cwd: self.cwd.as_deref().map(text),
+            prompt_number: self.prompt_number,
+            events,
+        }
+    }
 }

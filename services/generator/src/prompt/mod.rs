@@ -53,8 +53,11 @@ pub struct Prompt {
 
 /// Builds the prompt of a job: the system prompt of its kind and a user part
 /// of at most `budget.total_chars` characters. Deterministic: the same
-/// material and budget always give the same prompt.
+/// material and budget always give the same prompt. The events go through
+/// the privacy filter first ([`Material::redacted`]), so a secret stored
+/// before its rule existed never reaches a provider.
 pub fn build(material: &Material, budget: &Budget) -> Prompt {
+    let material = &material.redacted();
     match material.job_type {
         JobType::Observations => Prompt {
             system: system::OBSERVATIONS,
@@ -106,5 +109,7 @@ fn optional(text: Option<&str>, max_chars: usize) -> String {
 
 #[cfg(test)]
 pub(crate) mod fixtures;
+#[cfg(test)]
+mod redaction_tests;
 #[cfg(test)]
 mod tests;

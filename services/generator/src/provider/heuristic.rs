@@ -48,8 +48,12 @@ impl Provider for Heuristic {
     }
 }
 
-/// The XML answer for a job's material; the same material always gives the same text.
+/// The XML answer for a job's material; the same material always gives the
+/// same text. Reads the events through the privacy filter
+/// ([`Material::redacted`]), as the prompt builder does, so no secret
+/// reaches an observation or a summary.
 pub fn answer(material: &Material) -> String {
+    let material = &material.redacted();
     match material.job_type {
         JobType::Observations => observations(material),
         JobType::TurnSummary | JobType::SessionSummary => summary(material),
