@@ -109,6 +109,10 @@ pub fn detail(o: &ObservationItem, max_chars: usize) -> String {
 
 /// How to get more, with the count of observations not shown.
 pub fn footer(omitted: i64, capped: bool) -> String {
+    if omitted == 0 && !capped {
+        // Never longer than the footer with a count, which the budget priced.
+        return "\nEvery observation is shown above. Search them with the MCP tool `search`.\n".into();
+    }
     let more = if capped {
         format!("{omitted}+")
     } else {

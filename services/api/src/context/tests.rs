@@ -179,3 +179,11 @@ fn poisoned_memories_cannot_close_the_block() {
     assert_eq!(related.matches("</cairn-context>").count(), 1, "{related}");
     assert!(related.contains(super::markdown::DATA_NOTICE));
 }
+
+#[test]
+fn the_footer_names_what_is_left_out_and_is_never_longer_than_its_reserve() {
+    let none = super::markdown::footer(0, false);
+    assert!(!none.contains("0 more"), "{none}");
+    assert!(none.len() <= super::markdown::footer(0, true).len());
+    assert!(super::markdown::footer(7, false).contains("7 more observations"));
+}
