@@ -135,8 +135,12 @@ pub async fn search(pool: &sqlx::PgPool, request: &SearchRequest) -> ApiResult<P
         }
         query::Terms::Text(text) => Some(text),
     };
+    let (query, exclude) = match &query {
+        Some(t) => (Some(t.any.as_str()), t.exclude.as_deref()),
+        None => (None, None),
+    };
     // Without a query every score is 0: relevance is newest first.
-    let order = match (&query, request.order) {
+    let order = match (query, request.order) {
         (None, Order::Relevance) => Order::Newest,
         (_, order) => order,
     };
@@ -146,7 +150,8 @@ pub async fn search(pool: &sqlx::PgPool, request: &SearchRequest) -> ApiResult<P
         &sql::Params {
             project_id: request.project_id,
             as_of: cursor.as_of,
-            query: query.as_deref(),
+            query,
+            exclude,
             filters: &request.filters,
             summaries: request.include_summaries && request.filters.admits_summaries(),
             fetch: limit + 1,

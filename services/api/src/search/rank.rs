@@ -16,6 +16,10 @@
 //!   It can at most double a rank, so a title match (1.0) always outranks
 //!   a lone narrative match (0.2 × 2 = 0.4), whatever their ages; a facts
 //!   match (0.4) ties a brand-new narrative match only at the limit.
+//! - The query is the OR of its words (`query::terms`): a hit may match any
+//!   of them, and cover density adds up every word matched, so a hit with
+//!   more of the words ranks higher at the same weight (three narrative
+//!   words 0.6, two 0.4, one 0.2).
 //! - Without a query the score is 0 and hits come newest first.
 //!
 //! Ties (equal scores) go to the newer hit, then to the greater id.
@@ -27,8 +31,10 @@ pub const RECENCY_DAYS: f64 = 14.0;
 
 /// The search's clock: the cursor's `as_of` ($2), or the statement's time.
 pub const AS_OF: &str = "coalesce($2::timestamptz, now())";
-/// The query text ($3) as a tsquery.
+/// The wanted words ($3, ` or `-joined by `query::terms`) as a tsquery.
 pub const TSQUERY: &str = "websearch_to_tsquery('english', $3::text)";
+/// The excluded words ($16, ` or `-joined) as a tsquery: rows matching it are left out.
+pub const EXCLUDE: &str = "websearch_to_tsquery('english', $16::text)";
 
 /// The score of a row of `alias` (observations or summaries: both have `search` and `created_at`).
 pub fn score(alias: &str) -> String {

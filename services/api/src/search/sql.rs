@@ -26,6 +26,7 @@
 //! | 13 | summaries wanted (decided in `Shape`; bound, unused) |
 //! | 14 | rows to fetch (the page plus one, to know if there is more) |
 //! | 15 | offset |
+//! | 16 | excluded words (`-word`), or NULL |
 
 use std::collections::HashMap;
 
@@ -35,7 +36,7 @@ use uuid::Uuid;
 
 use super::{
     Filters, Order,
-    rank::{AS_OF, TSQUERY, score},
+    rank::{AS_OF, EXCLUDE, TSQUERY, score},
 };
 use crate::store::observations::{self, ObservationRow, SummaryRow};
 
@@ -53,7 +54,10 @@ pub struct HitKey {
 pub struct Params<'a> {
     pub project_id: Uuid,
     pub as_of: Option<DateTime<Utc>>,
+    /// Wanted words, ` or `-joined (`query::Text::any`).
     pub query: Option<&'a str>,
+    /// Excluded words, ` or `-joined (`query::Text::exclude`).
+    pub exclude: Option<&'a str>,
     pub filters: &'a Filters,
     pub summaries: bool,
     pub fetch: i64,
@@ -67,6 +71,8 @@ pub struct Params<'a> {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Shape {
     pub query: bool,
+    /// Some words are excluded (`-word`).
+    pub exclude: bool,
     pub kinds: bool,
     pub concepts: bool,
     pub file: bool,
@@ -83,6 +89,7 @@ impl Shape {
         let f = p.filters;
         Self {
             query: p.query.is_some(),
+            exclude: p.query.is_some() && p.exclude.is_some(),
             kinds: !f.kinds.is_empty(),
             concepts: !f.concepts.is_empty(),
             file: f.file.is_some(),
@@ -110,6 +117,9 @@ fn common_conditions(alias: &str, shape: Shape) -> String {
     ];
     if shape.query {
         c.push(format!("{alias}.search @@ {TSQUERY}"));
+    }
+    if shape.exclude {
+        c.push(format!("NOT ({alias}.search @@ {EXCLUDE})"));
     }
     if shape.session {
         c.push(format!("{alias}.session_id = $8::uuid"));
@@ -236,6 +246,7 @@ pub async fn hits(pool: &PgPool, order: Order, p: &Params<'_>) -> sqlx::Result<V
         .bind(p.summaries)
         .bind(p.fetch)
         .bind(p.offset)
+        .bind(p.exclude)
         .fetch_all(pool)
         .await
 }
@@ -299,12 +310,13 @@ mod tests {
             },
         );
         assert!(
-            !bare.contains("@@") && !bare.contains("$4") && !bare.contains("$6"),
+            !bare.contains("@@") && !bare.contains("$4") && !bare.contains("$6") && !bare.contains("$16"),
             "{bare}"
         );
         assert!(bare.contains("UNION ALL"), "summaries are searched when wanted");
         let full = Shape {
             query: true,
+            exclude: true,
             kinds: true,
             concepts: true,
             file: true,
@@ -316,7 +328,7 @@ mod tests {
         };
         for order in [Order::Relevance, Order::Newest, Order::Oldest] {
             let sql = statement(order, full);
-            for n in (1..=12).chain(14..=15) {
+            for n in (1..=12).chain(14..=16) {
                 assert!(sql.contains(&format!("${n}")), "${n} in {sql}");
             }
             assert!(!sql.contains("UNION ALL"), "no summaries asked for");

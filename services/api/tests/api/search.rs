@@ -188,8 +188,11 @@ async fn words_are_found_in_the_title_the_facts_and_the_narrative() {
     assert_eq!(found(&app, "query=linker").await, [in_subtitle]);
     // Stemmed: "schedulers" finds "scheduler".
     assert_eq!(found(&app, "query=schedulers").await, [in_narrative]);
-    // Words are ANDed; `or` and quoted phrases work as in web search.
-    assert_eq!(found(&app, "query=scheduler%20tabs").await, Vec::<Uuid>::new());
+    // Any word may match (`or` changes nothing); quoted phrases work as in web search.
+    assert_eq!(
+        sorted(found(&app, "query=scheduler%20tabs").await),
+        sorted(vec![in_title, in_narrative])
+    );
     assert_eq!(
         sorted(found(&app, "query=scheduler%20or%20tabs").await),
         sorted(vec![in_title, in_narrative])
@@ -1117,4 +1120,83 @@ async fn post_search_answers_claude_mems_shape() {
         (status, body["error"]["code"].as_str()),
         (422, Some("invalid_body"))
     );
+}
+
+#[tokio::test]
+async fn a_question_finds_memories_with_any_of_its_words_and_more_words_rank_higher() {
+    let app = spawn_app().await;
+    let at = base();
+    let all_three = insert(
+        &app,
+        at,
+        Obs {
+            title: "CI",
+            narrative: "The nightly build broke after the cache key changed.",
+            hours_ago: 2,
+            ..Obs::default()
+        },
+    )
+    .await;
+    let two = insert(
+        &app,
+        at,
+        Obs {
+            title: "CI",
+            narrative: "Moved the nightly build to a bigger runner.",
+            hours_ago: 1,
+            ..Obs::default()
+        },
+    )
+    .await;
+    let one = insert(
+        &app,
+        at,
+        Obs {
+            title: "CI",
+            narrative: "Release build is reproducible now.",
+            ..Obs::default()
+        },
+    )
+    .await;
+    let unrelated = insert(
+        &app,
+        at,
+        Obs {
+            title: "Docs",
+            narrative: "Rewrote the onboarding guide.",
+            ..Obs::default()
+        },
+    )
+    .await;
+
+    // The memory that says the nightly build broke comes first, then the one
+    // with two of the words, then the one with one.
+    let body = search(&app, "query=what%20broke%20the%20nightly%20build%3F").await;
+    assert_eq!(hit_ids(&body), [all_three, two, one]);
+    let scores: Vec<f64> = body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["score"].as_f64().unwrap())
+        .collect();
+    assert!(scores[0] > scores[1] && scores[1] > scores[2], "{scores:?}");
+    assert!(!hit_ids(&body).contains(&unrelated));
+    // A word no memory has ("yesterday") does not stop the others from matching.
+    assert_eq!(
+        found(&app, "query=what%20broke%20our%20nightly%20build%20yesterday").await,
+        [all_three, two, one]
+    );
+
+    // Exclusions still exclude, whatever else matches; phrases stay phrases.
+    assert_eq!(found(&app, "query=nightly%20build%20-broke").await, [two, one]);
+    assert_eq!(
+        found(&app, "query=%22nightly%20build%22%20-%22build%20broke%22").await,
+        [two]
+    );
+    assert_eq!(
+        found(&app, "query=%22build%20nightly%22%20onboarding").await,
+        [unrelated]
+    );
+    // Only exclusions: nothing is asked for, nothing is found.
+    assert_eq!(found(&app, "query=-broke").await, Vec::<Uuid>::new());
 }
