@@ -6,6 +6,7 @@
 //! (the job's material) → `prompt` → `provider` → `parse` → `job::write`
 //! (rows and `processing → completed` in one transaction) → `publish`.
 
+pub mod budget;
 pub mod config;
 pub mod job;
 pub mod material;

@@ -66,6 +66,7 @@ pub async fn run_with(
     if !wait_for_schema(&pool, &shutdown).await? {
         return Ok(());
     }
+    let provider = crate::budget::guard(provider, pool.clone());
     tracing::info!(
         provider = provider.name(),
         model = provider.model(),

@@ -2,6 +2,7 @@
 //! the API ingests hook events, generators (in-process or as processes)
 //! turn them into observations and summaries.
 
+mod budgets;
 mod end_to_end;
 mod lifecycle;
 mod memory_loop;

@@ -1,0 +1,215 @@
+//! Daily LLM token budgets (migration 0009). [`guard`] wraps the configured
+//! provider: before each call it reads the job's project and team budgets
+//! and what both used today (UTC, view `llm_budget_today`, fed by a trigger
+//! on the job's usage), and decides who answers:
+//!
+//! | state       | when (project or team, the worse)  | who answers                                     |
+//! |-------------|------------------------------------|-------------------------------------------------|
+//! | `ok`        | under 80 % (or no budget)          | the provider                                    |
+//! | `degraded`  | 80 % up to 100 %                   | session summaries and turns with a failure: the provider; turn summaries and routine turns: the heuristic |
+//! | `exhausted` | 100 % or more                      | the heuristic, always                           |
+//!
+//! A "routine" turn is an observation job whose events hold no failed tool
+//! call (`PostToolUseFailure`) and no `error` field. The decision is written
+//! on the job row (`budget_state`, `budget_detail`) whenever a budget
+//! applies. The heuristic never fails, so a budget never loses a turn; if
+//! the budget cannot be read the provider is called (fail open).
+
+use std::sync::Arc;
+
+use cairn_shared::jobs::JobType;
+use serde_json::json;
+use sqlx::{PgPool, prelude::FromRow};
+use uuid::Uuid;
+
+use crate::material::Material;
+use crate::provider::{Completion, Provider, ProviderError, Request, heuristic::Heuristic};
+
+/// Share of a budget past which generation degrades, in percent.
+pub const DEGRADED_PERCENT: i64 = 80;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum State {
+    Ok,
+    Degraded,
+    Exhausted,
+}
+
+impl State {
+    /// The state of `used` tokens against `budget` (`None`: unlimited).
+    pub fn of(used: i64, budget: Option<i64>) -> State {
+        match budget {
+            Some(b) if used >= b => State::Exhausted,
+            Some(b) if i128::from(used) * 100 >= i128::from(b) * i128::from(DEGRADED_PERCENT) => {
+                State::Degraded
+            }
+            _ => State::Ok,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Ok => "ok",
+            State::Degraded => "degraded",
+            State::Exhausted => "exhausted",
+        }
+    }
+}
+
+/// A project's and its team's budgets and today's usage.
+#[derive(Clone, Copy, Debug, FromRow)]
+pub struct Today {
+    pub project_budget: Option<i64>,
+    pub project_used: i64,
+    pub team_budget: Option<i64>,
+    pub team_used: i64,
+}
+
+impl Today {
+    pub fn applies(&self) -> bool {
+        self.project_budget.is_some() || self.team_budget.is_some()
+    }
+
+    /// The worse of the project's and the team's state.
+    pub fn state(&self) -> State {
+        State::of(self.project_used, self.project_budget).max(State::of(self.team_used, self.team_budget))
+    }
+}
+
+/// Who answers a job, and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Provider,
+    Heuristic(&'static str),
+}
+
+/// The rule of the module's table.
+pub fn decide(state: State, material: &Material) -> Action {
+    match (state, material.job_type) {
+        (State::Ok, _) => Action::Provider,
+        (State::Exhausted, _) => Action::Heuristic("daily token budget exhausted"),
+        (State::Degraded, JobType::SessionSummary) => Action::Provider,
+        (State::Degraded, JobType::TurnSummary) => {
+            Action::Heuristic("over 80% of the daily token budget: turn summaries use the heuristic")
+        }
+        (State::Degraded, JobType::Observations) if had_failure(material) => Action::Provider,
+        (State::Degraded, JobType::Observations) => {
+            Action::Heuristic("over 80% of the daily token budget: routine turns use the heuristic")
+        }
+    }
+}
+
+/// A failed tool call or an error in the job's events: worth a model's reading.
+fn had_failure(material: &Material) -> bool {
+    material
+        .events
+        .iter()
+        .any(|e| e.event_type == "PostToolUseFailure" || e.payload.get("error").is_some_and(|v| !v.is_null()))
+}
+
+/// The configured provider behind the budget check.
+pub fn guard(inner: Arc<dyn Provider>, pool: PgPool) -> Arc<dyn Provider> {
+    if inner.name() == "heuristic" {
+        return inner;
+    }
+    Arc::new(Budgeted { inner, pool })
+}
+
+struct Budgeted {
+    inner: Arc<dyn Provider>,
+    pool: PgPool,
+}
+
+/// The budgets and usage of the job's project, by job id.
+pub async fn today_for_job(pool: &PgPool, job_id: Uuid) -> sqlx::Result<Option<Today>> {
+    sqlx::query_as(
+        "SELECT b.project_budget, b.project_used, b.team_budget, b.team_used
+         FROM generation_jobs j JOIN llm_budget_today b ON b.project_id = j.project_id
+         WHERE j.id = $1",
+    )
+    .bind(job_id)
+    .fetch_optional(pool)
+    .await
+}
+
+/// Writes the decision on the job row while the job is still being worked.
+async fn record(
+    pool: &PgPool,
+    job_id: Uuid,
+    today: &Today,
+    state: State,
+    action: Action,
+) -> sqlx::Result<()> {
+    let detail = json!({
+        "action": match action { Action::Provider => "provider", Action::Heuristic(_) => "heuristic" },
+        "reason": match action { Action::Provider => None, Action::Heuristic(why) => Some(why) },
+        "projectBudget": today.project_budget,
+        "projectUsed": today.project_used,
+        "teamBudget": today.team_budget,
+        "teamUsed": today.team_used,
+    });
+    sqlx::query(
+        "UPDATE generation_jobs SET budget_state = $2, budget_detail = $3
+         WHERE id = $1 AND status = 'processing'",
+    )
+    .bind(job_id)
+    .bind(state.as_str())
+    .bind(detail)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+impl Budgeted {
+    async fn action(&self, material: &Material) -> Action {
+        let today = match today_for_job(&self.pool, material.job_id).await {
+            Ok(Some(today)) if today.applies() => today,
+            Ok(_) => return Action::Provider,
+            Err(e) => {
+                tracing::warn!(job_id = %material.job_id, error = %e, "token budget unreadable; calling the provider");
+                return Action::Provider;
+            }
+        };
+        let state = today.state();
+        let action = decide(state, material);
+        if let Err(e) = record(&self.pool, material.job_id, &today, state, action).await {
+            tracing::warn!(job_id = %material.job_id, error = %e, "budget decision not recorded");
+        }
+        if let Action::Heuristic(why) = action {
+            tracing::info!(job_id = %material.job_id, state = state.as_str(), why, "token budget: heuristic answers");
+        }
+        action
+    }
+}
+
+#[async_trait::async_trait]
+impl Provider for Budgeted {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn model(&self) -> &str {
+        self.inner.model()
+    }
+    async fn complete(&self, request: Request<'_>) -> Result<Completion, ProviderError> {
+        match self.action(request.material).await {
+            Action::Provider => self.inner.complete(request).await,
+            Action::Heuristic(_) => Heuristic.complete(request).await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::State;
+
+    #[test]
+    fn states_follow_the_thresholds() {
+        assert_eq!(State::of(10, None), State::Ok);
+        assert_eq!(State::of(79, Some(100)), State::Ok);
+        assert_eq!(State::of(80, Some(100)), State::Degraded);
+        assert_eq!(State::of(99, Some(100)), State::Degraded);
+        assert_eq!(State::of(100, Some(100)), State::Exhausted);
+        assert_eq!(State::of(i64::MAX, Some(i64::MAX - 1)), State::Exhausted);
+        assert_eq!(State::of(i64::MAX - 2, Some(i64::MAX)), State::Degraded);
+    }
+}

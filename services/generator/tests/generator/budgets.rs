@@ -1,0 +1,197 @@
+//! Daily token budgets, through the real generator and an OpenAI-compatible
+//! provider (wiremock): under 80 % the provider answers; at 85 % the turn
+//! summary is the heuristic's; at 100 % the provider is never called and
+//! the job row says why.
+
+use cairn_testkit::{TestApp, spawn_app};
+use serde_json::{Value, json};
+use wiremock::{
+    Mock, MockServer, ResponseTemplate,
+    matchers::{method, path},
+};
+
+use super::support::{MINUTE, post_turn, start, wait_count};
+
+const BUDGET: i64 = 100_000;
+
+const MODEL_XML: &str = "<observation><type>bugfix</type>\
+<title>Parser panicked on empty input</title><subtitle>Index out of bounds</subtitle>\
+<facts><fact>cargo test failed on parser::empty</fact></facts>\
+<narrative>The parser indexed the first byte without checking length.</narrative>\
+<concepts><concept>problem-solution</concept></concepts>\
+<files_read><file>src/parser.rs</file></files_read><files_modified><file>src/parser.rs</file></files_modified>\
+</observation>\n<summary><request>fix the parser panic</request><investigated>src/parser.rs</investigated>\
+<learned>empty input was not guarded</learned><completed>added a guard</completed>\
+<next_steps>fuzz the parser</next_steps><notes></notes></summary>";
+
+/// Sets the project's budget and records `used` model tokens today, as a
+/// completed job with that usage (counted by the usage trigger).
+async fn seed(app: &TestApp, used: i64) {
+    sqlx::query("UPDATE projects SET llm_daily_token_budget = $2 WHERE id = $1")
+        .bind(app.project_id)
+        .bind(BUDGET)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO generation_jobs (id, team_id, project_id, job_type, source_type, status, completed_at,
+             idempotency_key, usage)
+         VALUES (gen_random_uuid(), $1, $2, 'session_summary', 'session', 'completed', now(), 'seed-usage', $3)",
+    )
+    .bind(app.team_id)
+    .bind(app.project_id)
+    .bind(json!({ "provider": "openai", "model": "m", "input_tokens": used - 1000, "output_tokens": 1000 }))
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    let today: i64 = sqlx::query_scalar("SELECT project_used FROM llm_budget_today WHERE project_id = $1")
+        .bind(app.project_id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(today, used);
+}
+
+/// A mock OpenAI-compatible server expecting exactly `calls` requests.
+async fn provider(calls: u64) -> MockServer {
+    let mock = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "cmpl-1", "object": "chat.completion", "model": "qwen-test",
+            "choices": [{ "index": 0, "message": { "role": "assistant", "content": MODEL_XML },
+                          "finish_reason": "stop" }],
+            "usage": { "prompt_tokens": 900, "completion_tokens": 150, "total_tokens": 1050 }
+        })))
+        .expect(calls)
+        .mount(&mock)
+        .await;
+    mock
+}
+
+/// Posts one turn (an observation job with a failed test run, and a turn
+/// summary), runs the generator until both are completed, and returns each
+/// job's (provider of its rows, budget_state, budget_detail).
+async fn run_turn(app: &TestApp, mock: &MockServer) -> Vec<(String, String, Option<String>, Option<Value>)> {
+    post_turn(app, "budget", "fix the parser panic").await;
+    let base = format!("{}/v1", mock.uri());
+    let generator = start(
+        app,
+        &[
+            ("CAIRN_PROVIDER", "openai"),
+            ("CAIRN_OPENAI_BASE_URL", &base),
+            ("CAIRN_OPENAI_MODEL", "qwen-test"),
+        ],
+    );
+    let done = format!(
+        "SELECT count(*) FROM generation_jobs WHERE project_id = '{}' AND status = 'completed'
+           AND idempotency_key <> 'seed-usage' AND job_type IN ('observations', 'turn_summary')",
+        app.project_id
+    );
+    wait_count(&app.pool, &done, 2, MINUTE).await;
+    generator.stop().await;
+    sqlx::query_as(
+        "SELECT j.job_type,
+                coalesce((SELECT min(o.provider) FROM observations o WHERE o.job_id = j.id),
+                         (SELECT min(s.provider) FROM summaries s WHERE s.job_id = j.id), 'none'),
+                j.budget_state, j.budget_detail
+         FROM generation_jobs j
+         WHERE j.project_id = $1 AND j.job_type IN ('observations', 'turn_summary')
+           AND j.idempotency_key <> 'seed-usage'
+         ORDER BY j.job_type",
+    )
+    .bind(app.project_id)
+    .fetch_all(&app.pool)
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn under_80_percent_the_provider_answers() {
+    let app = spawn_app().await;
+    seed(&app, 50_000).await;
+    let mock = provider(2).await;
+    let jobs = run_turn(&app, &mock).await;
+    assert_eq!(jobs.len(), 2, "{jobs:?}");
+    for (job_type, made_by, state, detail) in &jobs {
+        assert_eq!(made_by, "openai", "{job_type}: {jobs:?}");
+        assert_eq!(state.as_deref(), Some("ok"), "{jobs:?}");
+        assert_eq!(detail.as_ref().unwrap()["action"], "provider", "{jobs:?}");
+    }
+    mock.verify().await;
+    // The two calls are counted: 2 × 1050 tokens on top of the seeded 50 000.
+    let used: i64 = sqlx::query_scalar("SELECT project_used FROM llm_budget_today WHERE project_id = $1")
+        .bind(app.project_id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(used, 50_000 + 2 * 1050);
+}
+
+#[tokio::test]
+async fn at_85_percent_the_turn_summary_is_the_heuristics() {
+    let app = spawn_app().await;
+    seed(&app, 85_000).await;
+    // Only the observation job (its turn had a failing test run) reaches the model.
+    let mock = provider(1).await;
+    let jobs = run_turn(&app, &mock).await;
+    let by_type = |t: &str| jobs.iter().find(|j| j.0 == t).cloned().unwrap();
+    let (_, made_by, state, detail) = by_type("turn_summary");
+    assert_eq!(made_by, "heuristic", "{jobs:?}");
+    assert_eq!(state.as_deref(), Some("degraded"));
+    assert_eq!(detail.as_ref().unwrap()["action"], "heuristic", "{detail:?}");
+    let (_, made_by, state, _) = by_type("observations");
+    assert_eq!(made_by, "openai", "{jobs:?}");
+    assert_eq!(state.as_deref(), Some("degraded"));
+    mock.verify().await;
+}
+
+#[tokio::test]
+async fn at_100_percent_no_provider_call_is_made() {
+    let app = spawn_app().await;
+    seed(&app, BUDGET).await;
+    let mock = provider(0).await;
+    let jobs = run_turn(&app, &mock).await;
+    assert_eq!(jobs.len(), 2, "{jobs:?}");
+    for (job_type, made_by, state, detail) in &jobs {
+        assert_eq!(made_by, "heuristic", "{job_type}: {jobs:?}");
+        assert_eq!(state.as_deref(), Some("exhausted"), "{jobs:?}");
+        let detail = detail.as_ref().unwrap();
+        assert_eq!(detail["action"], "heuristic", "{detail}");
+        assert_eq!(detail["reason"], "daily token budget exhausted", "{detail}");
+        assert_eq!(detail["projectBudget"], BUDGET, "{detail}");
+    }
+    mock.verify().await;
+    assert!(mock.received_requests().await.unwrap().is_empty());
+    // The heuristic spends no model tokens: usage stays where it was.
+    let (used, heuristic): (i64, i64) = sqlx::query_as(
+        "SELECT input_tokens + output_tokens, heuristic_calls FROM llm_usage_daily
+         WHERE project_id = $1 AND day = (now() AT TIME ZONE 'UTC')::date",
+    )
+    .bind(app.project_id)
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!((used, heuristic), (BUDGET, 2));
+}
+
+#[tokio::test]
+async fn a_team_budget_counts_too() {
+    let app = spawn_app().await;
+    seed(&app, 10_000).await;
+    sqlx::query("UPDATE teams SET llm_daily_token_budget = 10000 WHERE id = $1")
+        .bind(app.team_id)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    let mock = provider(0).await;
+    let jobs = run_turn(&app, &mock).await;
+    for (_, made_by, state, _) in &jobs {
+        assert_eq!(
+            (made_by.as_str(), state.as_deref()),
+            ("heuristic", Some("exhausted")),
+            "{jobs:?}"
+        );
+    }
+    mock.verify().await;
+}
