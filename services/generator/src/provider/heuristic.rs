@@ -2,7 +2,13 @@
 //! (files read and modified, commands run and which failed, errors seen, the
 //! prompt), written in COMPAT.md §3 XML so it goes through the same parser as
 //! a model's answer. The default when no key is configured.
+//!
+//! Summaries lead `completed` with the agent's final message (the
+//! `last_assistant_message` of the turn's `Stop`, or of each turn of a
+//! session), trimmed: the agent's own account of what it did and why. File
+//! lists are deduplicated across spellings of a path (see [`files`]).
 
+mod files;
 mod observation;
 mod summary;
 mod xml;
@@ -12,9 +18,11 @@ use std::time::Instant;
 use cairn_shared::jobs::JobType;
 
 use super::{Completion, Provider, ProviderError, Request, Usage};
+use crate::material::EventRecord;
 use crate::material::Material;
 use crate::prompt::digest::{Digest, split_turns};
 use crate::prompt::estimate_tokens;
+use crate::prompt::payload;
 
 /// Why an observation job with no tool events is skipped.
 pub const NO_TOOL_ACTIVITY: &str = "no tool activity";
@@ -66,7 +74,10 @@ fn observations(material: &Material) -> String {
         .into_iter()
         .map(Digest::of)
         .filter(|digest| digest.tool_events > 0)
-        .map(|digest| observation::render(&digest))
+        .map(|mut digest| {
+            files::dedup(&mut digest, material.cwd.as_deref());
+            observation::render(&digest)
+        })
         .collect();
     if out.is_empty() {
         xml::skip(NO_TOOL_ACTIVITY)
@@ -77,11 +88,37 @@ fn observations(material: &Material) -> String {
 
 /// The summary of the whole material, or a skip marker when nothing was recorded.
 fn summary(material: &Material) -> String {
-    let digest = Digest::of(&material.events);
+    let mut digest = Digest::of(&material.events);
     if digest.tool_events == 0 && digest.prompts.is_empty() && digest.last_message.is_none() {
         return xml::skip(NOTHING_RECORDED);
     }
-    summary::render(&digest)
+    let cwd = material.cwd.as_deref();
+    files::dedup(&mut digest, cwd);
+    let finals: Vec<&str> = match material.job_type {
+        JobType::SessionSummary => split_turns(&material.events)
+            .into_iter()
+            .filter_map(final_message)
+            .collect(),
+        _ => final_message(&material.events).into_iter().collect(),
+    };
+    summary::render(&summary::Facts {
+        digest: &digest,
+        read_only: files::read_not_modified(&digest, cwd),
+        finals: &finals,
+    })
+}
+
+/// The agent's final message in `events`: that of the last `Stop`, else
+/// the last message of any event (a `SubagentStop`'s).
+fn final_message(events: &[EventRecord]) -> Option<&str> {
+    let last = |stop_only: bool| {
+        events
+            .iter()
+            .rev()
+            .filter(|e| !stop_only || e.event_type == "Stop")
+            .find_map(payload::last_assistant_message)
+    };
+    last(true).or_else(|| last(false)).map(str::trim)
 }
 
 #[cfg(test)]

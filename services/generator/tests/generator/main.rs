@@ -4,6 +4,7 @@
 
 mod budgets;
 mod end_to_end;
+mod final_message;
 mod lifecycle;
 mod memory_loop;
 mod provider_errors;

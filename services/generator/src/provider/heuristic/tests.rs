@@ -7,7 +7,7 @@ use serde_json::json;
 use super::*;
 use crate::material::EventRecord;
 use crate::parse::parse;
-use crate::prompt::fixtures::{bugfix_turn, event, in_turn, material, read, stop, user_prompt};
+use crate::prompt::fixtures::{bugfix_turn, edit, event, in_turn, material, read, stop, user_prompt};
 use crate::prompt::{Budget, build};
 
 async fn complete(material: &Material) -> Completion {
@@ -96,8 +96,15 @@ fn turn_summary_request_is_the_prompt() {
     let text = answer(&material(JobType::TurnSummary, bugfix_turn("fix the parser")));
     let summary = parse(&text).expect("parses").summary.expect("a summary");
     assert_eq!(summary.request, "fix the parser");
-    assert!(summary.investigated.contains("src/parse.rs") && summary.investigated.contains("cargo test"));
-    assert_eq!(summary.completed, "Modified: src/parse.rs.");
+    assert!(
+        summary.investigated.contains("cargo test") && !summary.investigated.contains("src/parse.rs"),
+        "a file read and modified is named once, as modified: {}",
+        summary.investigated
+    );
+    assert_eq!(
+        summary.completed,
+        "Fixed the parser.\nAll green.\nModified: src/parse.rs."
+    );
     assert!(summary.learned.contains("Exit code 101"), "{}", summary.learned);
     assert_eq!(summary.next_steps, "Next: add a fuzz test for headers.");
     assert_eq!(summary.notes, "heuristic summary (no model)");
@@ -196,5 +203,100 @@ fn odd_payloads_never_panic() {
     ] {
         let text = answer(&material(kind, odd.clone()));
         assert!(parse(&text).is_ok(), "{text}");
+    }
+}
+
+#[test]
+fn turn_summary_completed_is_the_final_message_redacted_and_trimmed() {
+    let secret = "Hunter2Secret";
+    let mut events = bugfix_turn("load the dump");
+    events.pop();
+    events.push(stop(&format!(
+        "Loaded the dump with `mysql -u root -p{secret} shop` because the fixtures were stale.\nNext: drop the old fixtures."
+    )));
+    let text = answer(&material(JobType::TurnSummary, events.clone()));
+    assert!(!text.contains(secret), "{text}");
+    let summary = parse(&text).unwrap().summary.unwrap();
+    assert!(
+        summary.completed.starts_with(
+            "Loaded the dump with `mysql -u root -p[REDACTED:cli_password] shop` because the fixtures were stale."
+        ),
+        "{}",
+        summary.completed
+    );
+    assert!(
+        !summary.completed.contains("Next:"),
+        "next steps stay in next_steps"
+    );
+    assert_eq!(summary.next_steps, "Next: drop the old fixtures.");
+
+    // A long message is cut, keeping its start and its end.
+    let long = format!("Started here. {} Ended here.", "word ".repeat(2_000));
+    events.pop();
+    events.push(stop(&long));
+    let summary = parse(&answer(&material(JobType::TurnSummary, events)))
+        .unwrap()
+        .summary
+        .unwrap();
+    let said = summary.completed.lines().next().unwrap();
+    assert!(said.chars().count() <= 1_500, "{} chars", said.chars().count());
+    assert!(
+        said.starts_with("Started here.") && said.ends_with("Ended here."),
+        "{said}"
+    );
+}
+
+#[test]
+fn session_summary_completed_gives_each_turn_final_message() {
+    let mut events = Vec::new();
+    for n in 1..=7 {
+        events.extend(in_turn(
+            vec![
+                user_prompt(&format!("request {n}")),
+                read("a.rs"),
+                stop(&format!("Did thing {n}.")),
+            ],
+            n,
+        ));
+    }
+    let summary = parse(&answer(&material(JobType::SessionSummary, events)))
+        .unwrap()
+        .summary
+        .unwrap();
+    assert_eq!(
+        summary.completed,
+        "(final messages of 2 earlier turns left out)\nDid thing 3.\nDid thing 4.\nDid thing 5.\nDid thing 6.\nDid thing 7."
+    );
+}
+
+#[test]
+fn file_lists_have_no_duplicates() {
+    let events = vec![
+        user_prompt("tidy"),
+        read("/work/cairn/src/a.rs"),
+        read("src/a.rs"),
+        read("./src/a.rs"),
+        read("src/b.rs"),
+        edit("src/b.rs"),
+        edit("/work/cairn/src/b.rs"),
+        edit("./src//b.rs"),
+        stop("Tidied b."),
+    ];
+    let parsed = parse(&answer(&material(JobType::Observations, events.clone()))).unwrap();
+    let observation = &parsed.observations[0];
+    assert_eq!(observation.files_read, vec!["/work/cairn/src/a.rs", "src/b.rs"]);
+    assert_eq!(observation.files_modified, vec!["src/b.rs"]);
+    assert!(
+        observation.subtitle.ends_with("1 file modified, 2 files read"),
+        "{}",
+        observation.subtitle
+    );
+    for kind in [JobType::TurnSummary, JobType::SessionSummary] {
+        let summary = parse(&answer(&material(kind, events.clone())))
+            .unwrap()
+            .summary
+            .unwrap();
+        assert_eq!(summary.investigated, "Read: /work/cairn/src/a.rs.");
+        assert_eq!(summary.completed, "Tidied b.\nModified: src/b.rs.");
     }
 }
