@@ -140,6 +140,8 @@ pub struct Info {
     pub queue: std::collections::BTreeMap<String, i64>,
     /// The same jobs with the oldest due job's wait.
     pub jobs: JobsHealth,
+    /// The daily LLM token budget of the caller's project (and team).
+    pub llm_budget: super::usage::LlmBudget,
 }
 
 /// Runtime, auth mode, Postgres and Redis status, and the generation queue.
@@ -150,6 +152,7 @@ pub async fn info(State(state): State<AppState>, auth: Auth) -> ApiResult<Json<I
     let (pg, redis) = tokio::join!(postgres_ok(&state), state.wakeups.ping());
     let stats = jobs::queue_stats(&state.pool, Some(auth.team_id), auth.project_id).await?;
     let jobs = JobsHealth::new(stats, state.config.queue_age_degraded);
+    let llm_budget = super::usage::llm_budget(&state, auth.team_id, auth.project_id).await?;
     Ok(Json(Info {
         runtime: "cairn",
         version: env!("CARGO_PKG_VERSION"),
@@ -158,5 +161,6 @@ pub async fn info(State(state): State<AppState>, auth: Auth) -> ApiResult<Json<I
         redis: Status { status: up(redis) },
         queue: jobs.by_status.clone(),
         jobs,
+        llm_budget,
     }))
 }

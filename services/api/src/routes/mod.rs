@@ -11,6 +11,7 @@ pub mod memories;
 pub mod projects;
 pub mod search;
 pub mod sessions;
+pub mod usage;
 pub mod whoami;
 
 use utoipa::{
@@ -72,6 +73,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(search::get_timeline))
         .routes(routes!(search::get_observations))
         .routes(routes!(projects::purge_project_memory))
+        .routes(routes!(usage::get_project_usage))
         .routes(routes!(admin::teams::create_team, admin::teams::list_teams))
         .routes(routes!(
             admin::projects::create_project,

@@ -5,3 +5,4 @@ pub mod events;
 pub mod jobs;
 pub mod observations;
 pub mod sessions;
+pub mod usage;

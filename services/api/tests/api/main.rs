@@ -4,6 +4,7 @@
 mod admin;
 mod agents;
 mod bounded_waits;
+mod budgets;
 mod claude_code;
 mod claude_mem;
 mod context;

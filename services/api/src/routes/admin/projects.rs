@@ -15,6 +15,7 @@ use crate::{
     error::{ApiError, ApiResult},
     extract::{Json, Path, Query},
     state::AppState,
+    store::usage,
 };
 
 #[derive(Deserialize, ToSchema)]
@@ -28,8 +29,13 @@ pub struct NewProject {
 }
 
 #[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct ProjectResponse {
     pub project: ProjectDto,
+    /// The project's daily LLM token budget after a `PATCH` (null: unlimited).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<i64>)]
+    pub llm_daily_token_budget: Option<Option<i64>>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -106,6 +112,7 @@ pub async fn create_project(
         StatusCode::CREATED,
         Json(ProjectResponse {
             project: project.into(),
+            llm_daily_token_budget: None,
         }),
     ))
 }
@@ -137,6 +144,18 @@ pub struct ProjectSettingsInput {
     pub prompt_context: Option<bool>,
     /// 100..=5000 tokens for those memories (the block's header takes about 35).
     pub prompt_context_budget_tokens: Option<i32>,
+    /// Model tokens (input plus output) the generator may spend per UTC day
+    /// for this project; `null` removes the budget, absent leaves it. Past
+    /// 80 % it degrades to the heuristic for turn summaries and routine
+    /// turns; at 100 % the heuristic answers every job.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<i64>, minimum = 1)]
+    pub llm_daily_token_budget: Option<Option<i64>>,
+}
+
+/// `Some(None)` for an explicit `null`, so `null` can clear a setting.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<i64>>, D::Error> {
+    Option::<i64>::deserialize(d).map(Some)
 }
 
 /// Set a project's memory settings (admin; audited).
@@ -162,6 +181,12 @@ pub async fn update_project(
             "`contextBudgetTokens` is 200..=50000 and `promptContextBudgetTokens` 100..=5000",
         ));
     }
+    if body.llm_daily_token_budget.flatten().is_some_and(|b| b <= 0) {
+        return Err(ApiError::unprocessable(
+            "invalid_field",
+            "`llmDailyTokenBudget` is a positive number of tokens, or null for none",
+        ));
+    }
     let settings = projects::MemorySettings {
         context_budget_tokens: body.context_budget_tokens,
         prompt_context: body.prompt_context,
@@ -171,6 +196,11 @@ pub async fn update_project(
     let updated = projects::update_memory_settings(&mut *tx, project.team_id, project.id, settings)
         .await?
         .ok_or_else(|| ApiError::not_found("project_not_found", "no such project"))?;
+    let llm_budget = match body.llm_daily_token_budget {
+        Some(budget) => usage::set_project_budget(&mut *tx, project.team_id, project.id, budget).await?,
+        None => Some(usage::project_budget(&mut *tx, project.team_id, project.id).await?),
+    }
+    .ok_or_else(|| ApiError::not_found("project_not_found", "no such project"))?;
     super::record(
         &mut *tx,
         &auth,
@@ -185,11 +215,13 @@ pub async fn update_project(
             "contextBudgetTokens": updated.context_budget_tokens,
             "promptContext": updated.prompt_context,
             "promptContextBudgetTokens": updated.prompt_context_budget_tokens,
+            "llmDailyTokenBudget": llm_budget,
         }),
     )
     .await?;
     tx.commit().await?;
     Ok(Json(ProjectResponse {
         project: updated.into(),
+        llm_daily_token_budget: Some(llm_budget),
     }))
 }

@@ -1,0 +1,128 @@
+//! LLM token usage and daily budgets (migration 0009): `llm_usage_daily`,
+//! filled by a trigger whenever a job's usage is recorded, the
+//! `llm_budget_today` view, and the budget columns of projects and teams.
+//! Days are UTC days.
+
+use chrono::NaiveDate;
+use sqlx::{PgExecutor, prelude::FromRow};
+use uuid::Uuid;
+
+/// Share of a budget past which the generator degrades, in percent.
+pub const DEGRADED_PERCENT: i64 = 80;
+
+/// `ok` under 80 % of the budget (or with none), `degraded` from 80 %,
+/// `exhausted` at 100 % — the generator's rule (services/generator/src/budget.rs).
+pub fn state(used: i64, budget: Option<i64>) -> &'static str {
+    match budget {
+        Some(b) if used >= b => "exhausted",
+        Some(b) if i128::from(used) * 100 >= i128::from(b) * i128::from(DEGRADED_PERCENT) => "degraded",
+        _ => "ok",
+    }
+}
+
+/// The worse of two states.
+pub fn worse(a: &'static str, b: &'static str) -> &'static str {
+    let rank = |s: &str| match s {
+        "exhausted" => 2,
+        "degraded" => 1,
+        _ => 0,
+    };
+    if rank(b) > rank(a) { b } else { a }
+}
+
+/// A project's and its team's budgets and what each used today.
+#[derive(Clone, Copy, Debug, FromRow)]
+pub struct Today {
+    pub project_budget: Option<i64>,
+    pub project_used: i64,
+    pub team_budget: Option<i64>,
+    pub team_used: i64,
+}
+
+pub async fn project_today(
+    db: impl PgExecutor<'_>,
+    team_id: Uuid,
+    project_id: Uuid,
+) -> sqlx::Result<Option<Today>> {
+    sqlx::query_as(
+        "SELECT project_budget, project_used, team_budget, team_used FROM llm_budget_today
+         WHERE project_id = $2 AND team_id = $1",
+    )
+    .bind(team_id)
+    .bind(project_id)
+    .fetch_optional(db)
+    .await
+}
+
+/// A team's budget and what all its projects used today.
+pub async fn team_today(db: impl PgExecutor<'_>, team_id: Uuid) -> sqlx::Result<(Option<i64>, i64)> {
+    sqlx::query_as(
+        "SELECT t.llm_daily_token_budget,
+                coalesce((SELECT sum(u.input_tokens + u.output_tokens) FROM llm_usage_daily u
+                          WHERE u.team_id = t.id AND u.day = (now() AT TIME ZONE 'UTC')::date), 0)::bigint
+         FROM teams t WHERE t.id = $1",
+    )
+    .bind(team_id)
+    .fetch_optional(db)
+    .await
+    .map(|row| row.unwrap_or((None, 0)))
+}
+
+/// One UTC day of a project's model usage.
+#[derive(Clone, Debug, FromRow)]
+pub struct Day {
+    pub day: NaiveDate,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub llm_calls: i64,
+    pub heuristic_calls: i64,
+}
+
+/// The last `days` UTC days up to today, oldest first; days without usage are zeros.
+pub async fn project_days(db: impl PgExecutor<'_>, project_id: Uuid, days: i32) -> sqlx::Result<Vec<Day>> {
+    sqlx::query_as(
+        "WITH today AS (SELECT (now() AT TIME ZONE 'UTC')::date AS d)
+         SELECT g.day::date AS day,
+                coalesce(u.input_tokens, 0) AS input_tokens, coalesce(u.output_tokens, 0) AS output_tokens,
+                coalesce(u.llm_calls, 0) AS llm_calls, coalesce(u.heuristic_calls, 0) AS heuristic_calls
+         FROM today, generate_series(today.d - ($2::int - 1), today.d, interval '1 day') AS g(day)
+         LEFT JOIN llm_usage_daily u ON u.project_id = $1 AND u.day = g.day::date
+         ORDER BY g.day",
+    )
+    .bind(project_id)
+    .bind(days)
+    .fetch_all(db)
+    .await
+}
+
+/// Sets (or, with `None`, clears) a project's daily token budget; returns it.
+pub async fn set_project_budget(
+    db: impl PgExecutor<'_>,
+    team_id: Uuid,
+    project_id: Uuid,
+    budget: Option<i64>,
+) -> sqlx::Result<Option<Option<i64>>> {
+    sqlx::query_scalar(
+        "UPDATE projects SET llm_daily_token_budget = $3 WHERE team_id = $1 AND id = $2
+         RETURNING llm_daily_token_budget",
+    )
+    .bind(team_id)
+    .bind(project_id)
+    .bind(budget)
+    .fetch_optional(db)
+    .await
+}
+
+/// A project's daily token budget.
+pub async fn project_budget(
+    db: impl PgExecutor<'_>,
+    team_id: Uuid,
+    project_id: Uuid,
+) -> sqlx::Result<Option<i64>> {
+    sqlx::query_scalar("SELECT llm_daily_token_budget FROM projects WHERE team_id = $1 AND id = $2")
+        .bind(team_id)
+        .bind(project_id)
+        .fetch_optional(db)
+        .await
+        .map(Option::flatten)
+}
