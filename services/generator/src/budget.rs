@@ -200,7 +200,60 @@ impl Provider for Budgeted {
 
 #[cfg(test)]
 mod tests {
-    use super::State;
+    use cairn_shared::jobs::JobType;
+    use serde_json::json;
+    use uuid::Uuid;
+
+    use super::{Action, State, decide};
+    use crate::material::{EventRecord, Material};
+
+    fn material(job_type: JobType, events: &[(&str, serde_json::Value)]) -> Material {
+        Material {
+            job_id: Uuid::nil(),
+            job_type,
+            project: "p".into(),
+            agent: None,
+            cwd: None,
+            prompt_number: Some(1),
+            events: events
+                .iter()
+                .map(|(event_type, payload)| EventRecord {
+                    event_type: event_type.to_string(),
+                    tool_name: Some("Bash".into()),
+                    prompt_number: Some(1),
+                    payload: payload.clone(),
+                    occurred_at: chrono::Utc::now(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn degraded_keeps_the_model_for_failures_and_session_summaries_only() {
+        let routine = material(
+            JobType::Observations,
+            &[("PostToolUse", json!({"tool_response": "ok"}))],
+        );
+        let failed = material(
+            JobType::Observations,
+            &[("PostToolUseFailure", json!({"error": "boom"}))],
+        );
+        let errored = material(
+            JobType::Observations,
+            &[("PostToolUse", json!({"error": "boom"}))],
+        );
+        let turn = material(JobType::TurnSummary, &[("PostToolUseFailure", json!({}))]);
+        let session = material(JobType::SessionSummary, &[]);
+        assert!(matches!(decide(State::Degraded, &routine), Action::Heuristic(_)));
+        assert_eq!(decide(State::Degraded, &failed), Action::Provider);
+        assert_eq!(decide(State::Degraded, &errored), Action::Provider);
+        assert!(matches!(decide(State::Degraded, &turn), Action::Heuristic(_)));
+        assert_eq!(decide(State::Degraded, &session), Action::Provider);
+        for m in [&routine, &failed, &turn, &session] {
+            assert_eq!(decide(State::Ok, m), Action::Provider);
+            assert!(matches!(decide(State::Exhausted, m), Action::Heuristic(_)));
+        }
+    }
 
     #[test]
     fn states_follow_the_thresholds() {
