@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod bootstrap;
+pub mod budget;
 pub mod config;
 pub mod db;
 pub mod jobs;

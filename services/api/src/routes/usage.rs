@@ -102,7 +102,7 @@ impl BudgetLine {
         Self {
             daily_token_budget: budget,
             tokens_used_today: used,
-            state: usage::state(used, budget),
+            state: usage::State::of(used, budget).as_str(),
         }
     }
 }
@@ -127,19 +127,24 @@ pub async fn llm_budget(state: &AppState, team_id: Uuid, project_id: Option<Uuid
         Some(project_id) => usage::project_today(&state.pool, team_id, project_id).await?,
         None => None,
     };
-    let (project, team) = match today {
+    let (overall, project, team) = match today {
         Some(today) => (
+            today.state(),
             Some(BudgetLine::new(today.project_budget, today.project_used)),
             BudgetLine::new(today.team_budget, today.team_used),
         ),
         None => {
             let (budget, used) = usage::team_today(&state.pool, team_id).await?;
-            (None, BudgetLine::new(budget, used))
+            (
+                usage::State::of(used, budget),
+                None,
+                BudgetLine::new(budget, used),
+            )
         }
     };
     let tomorrow = Utc::now().date_naive().succ_opt().unwrap_or(NaiveDate::MAX);
     Ok(LlmBudget {
-        state: usage::worse(project.as_ref().map_or("ok", |p| p.state), team.state),
+        state: overall.as_str(),
         project,
         team,
         resets_at: tomorrow.and_time(chrono::NaiveTime::MIN).and_utc(),

@@ -7,37 +7,7 @@ use chrono::NaiveDate;
 use sqlx::{PgExecutor, prelude::FromRow};
 use uuid::Uuid;
 
-/// Share of a budget past which the generator degrades, in percent.
-pub const DEGRADED_PERCENT: i64 = 80;
-
-/// `ok` under 80 % of the budget (or with none), `degraded` from 80 %,
-/// `exhausted` at 100 % — the generator's rule (services/generator/src/budget.rs).
-pub fn state(used: i64, budget: Option<i64>) -> &'static str {
-    match budget {
-        Some(b) if used >= b => "exhausted",
-        Some(b) if i128::from(used) * 100 >= i128::from(b) * i128::from(DEGRADED_PERCENT) => "degraded",
-        _ => "ok",
-    }
-}
-
-/// The worse of two states.
-pub fn worse(a: &'static str, b: &'static str) -> &'static str {
-    let rank = |s: &str| match s {
-        "exhausted" => 2,
-        "degraded" => 1,
-        _ => 0,
-    };
-    if rank(b) > rank(a) { b } else { a }
-}
-
-/// A project's and its team's budgets and what each used today.
-#[derive(Clone, Copy, Debug, FromRow)]
-pub struct Today {
-    pub project_budget: Option<i64>,
-    pub project_used: i64,
-    pub team_budget: Option<i64>,
-    pub team_used: i64,
-}
+pub use cairn_shared::budget::{State, Today};
 
 pub async fn project_today(
     db: impl PgExecutor<'_>,
