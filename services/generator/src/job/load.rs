@@ -1,9 +1,11 @@
-//! Loads a claimed job's material: the project, the session and the
-//! job's events, chosen by job type (see `Material::events`).
+//! Loads a claimed job's material in one round trip: the project's name,
+//! the session's agent and working directory, and the job's events, chosen
+//! by job type (see `Material::events`), aggregated into one JSON array.
 
 use cairn_shared::jobs::{JobType, state_machine::ClaimedJob};
 use chrono::{DateTime, Utc};
-use sqlx::{PgPool, prelude::FromRow};
+use serde::Deserialize;
+use sqlx::{PgPool, prelude::FromRow, types::Json};
 
 use crate::material::{EventRecord, Material};
 
@@ -12,7 +14,61 @@ const SESSION_EVENT_LIMIT: i64 = 3_000;
 /// A turn summary reads at most this many events (the first).
 const TURN_EVENT_LIMIT: i64 = 2_000;
 
+/// One query per job type, bound alike: `$1` project, `$2` job, `$3`
+/// session, `$4` prompt number, `$5` event limit (a query need not use them
+/// all: sqlx sends every parameter's type). The events subquery (`e`) gives the
+/// events' columns and `id`; they are aggregated in `(occurred_at, id)`
+/// order. No project row, no row: the load fails as a missing project did.
+/// No session row: agent and cwd are NULL.
+macro_rules! material_sql {
+    ($events:literal) => {
+        concat!(
+            "SELECT p.name AS project, s.agent, s.cwd,
+                    COALESCE((SELECT json_agg(json_build_object(
+                                  'event_type', e.event_type, 'tool_name', e.tool_name,
+                                  'prompt_number', e.prompt_number, 'payload', e.payload,
+                                  'occurred_at', e.occurred_at) ORDER BY e.occurred_at, e.id)
+                              FROM (",
+            $events,
+            ") e), '[]'::json) AS events
+             FROM projects p
+             LEFT JOIN sessions s ON s.id = $3 AND s.project_id = p.id
+             WHERE p.id = $1"
+        )
+    };
+}
+
+/// The job's own events, and the prompt that opened its turn.
+const OBSERVATIONS_SQL: &str = material_sql!(
+    "SELECT id, event_type, tool_name, prompt_number, payload, occurred_at FROM agent_events
+     WHERE project_id = $1 AND (job_id = $2
+        OR (session_id = $3 AND prompt_number = $4 AND job_id IS NULL AND payload ? 'prompt'))"
+);
+
+/// The turn's first events.
+const TURN_SQL: &str = material_sql!(
+    "SELECT id, event_type, tool_name, prompt_number, payload, occurred_at FROM agent_events
+     WHERE project_id = $1 AND session_id = $3 AND prompt_number = $4
+     ORDER BY occurred_at, id LIMIT $5"
+);
+
+/// The session's newest events. Tool responses are left out: a session
+/// digest needs what was done, not its output.
+const SESSION_SQL: &str = material_sql!(
+    "SELECT id, event_type, tool_name, prompt_number, payload - 'tool_response' AS payload, occurred_at
+     FROM agent_events WHERE project_id = $1 AND session_id = $3
+     ORDER BY occurred_at DESC, id DESC LIMIT $5"
+);
+
 #[derive(FromRow)]
+struct MaterialRow {
+    project: String,
+    agent: Option<String>,
+    cwd: Option<String>,
+    events: Json<Vec<EventRow>>,
+}
+
+#[derive(Deserialize)]
 struct EventRow {
     event_type: String,
     tool_name: Option<String>,
@@ -30,27 +86,30 @@ pub fn job_type(job: &ClaimedJob) -> JobType {
 }
 
 pub async fn material(pool: &PgPool, job: &ClaimedJob) -> sqlx::Result<Material> {
-    let (project,): (String,) = sqlx::query_as("SELECT name FROM projects WHERE id = $1")
+    let job_type = job_type(job);
+    let (sql, limit) = match job_type {
+        JobType::Observations => (OBSERVATIONS_SQL, 0),
+        JobType::TurnSummary => (TURN_SQL, TURN_EVENT_LIMIT),
+        JobType::SessionSummary => (SESSION_SQL, SESSION_EVENT_LIMIT),
+    };
+    let row: MaterialRow = sqlx::query_as(sql)
         .bind(job.project_id)
+        .bind(job.id)
+        .bind(job.session_id)
+        .bind(job.prompt_number)
+        .bind(limit)
         .fetch_one(pool)
         .await?;
-    let session: Option<(String, Option<String>)> =
-        sqlx::query_as("SELECT agent, cwd FROM sessions WHERE id = $1 AND project_id = $2")
-            .bind(job.session_id)
-            .bind(job.project_id)
-            .fetch_optional(pool)
-            .await?;
-    let job_type = job_type(job);
-    let rows = events(pool, job, job_type).await?;
-    let (agent, cwd) = session.map_or((None, None), |(a, c)| (Some(a), c));
     Ok(Material {
         job_id: job.id,
         job_type,
-        project,
-        agent,
-        cwd,
+        project: row.project,
+        agent: row.agent,
+        cwd: row.cwd,
         prompt_number: job.prompt_number,
-        events: rows
+        events: row
+            .events
+            .0
             .into_iter()
             .map(|r| EventRecord {
                 event_type: r.event_type,
@@ -61,52 +120,4 @@ pub async fn material(pool: &PgPool, job: &ClaimedJob) -> sqlx::Result<Material>
             })
             .collect(),
     })
-}
-
-async fn events(pool: &PgPool, job: &ClaimedJob, job_type: JobType) -> sqlx::Result<Vec<EventRow>> {
-    match job_type {
-        // The job's own events, and the prompt that opened its turn.
-        JobType::Observations => {
-            sqlx::query_as(
-                "SELECT event_type, tool_name, prompt_number, payload, occurred_at FROM agent_events
-                 WHERE project_id = $1 AND (job_id = $2
-                    OR (session_id = $3 AND prompt_number = $4 AND job_id IS NULL AND payload ? 'prompt'))
-                 ORDER BY occurred_at, id",
-            )
-            .bind(job.project_id)
-            .bind(job.id)
-            .bind(job.session_id)
-            .bind(job.prompt_number)
-            .fetch_all(pool)
-            .await
-        }
-        JobType::TurnSummary => {
-            sqlx::query_as(
-                "SELECT event_type, tool_name, prompt_number, payload, occurred_at FROM agent_events
-                 WHERE project_id = $1 AND session_id = $2 AND prompt_number = $3
-                 ORDER BY occurred_at, id LIMIT $4",
-            )
-            .bind(job.project_id)
-            .bind(job.session_id)
-            .bind(job.prompt_number)
-            .bind(TURN_EVENT_LIMIT)
-            .fetch_all(pool)
-            .await
-        }
-        // Tool responses are left out: a session digest needs what was done, not its output.
-        JobType::SessionSummary => {
-            let mut rows: Vec<EventRow> = sqlx::query_as(
-                "SELECT event_type, tool_name, prompt_number, payload - 'tool_response' AS payload, occurred_at
-                 FROM agent_events WHERE project_id = $1 AND session_id = $2
-                 ORDER BY occurred_at DESC, id DESC LIMIT $3",
-            )
-            .bind(job.project_id)
-            .bind(job.session_id)
-            .bind(SESSION_EVENT_LIMIT)
-            .fetch_all(pool)
-            .await?;
-            rows.reverse();
-            Ok(rows)
-        }
-    }
 }
