@@ -6,6 +6,7 @@ mod budgets;
 mod end_to_end;
 mod final_message;
 mod lifecycle;
+mod load;
 mod memory_loop;
 mod provider_errors;
 mod race;
