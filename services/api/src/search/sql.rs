@@ -103,10 +103,18 @@ impl Shape {
     }
 }
 
-/// A query matching more rows than this ranks only its newest this-many
-/// matches: ranking reads each match's whole vector, and recency is half the
-/// score anyway. Filters narrow the matches before the cap applies.
+/// The context builder's cap (`context/gather.rs`): it ranks only the
+/// newest this-many matches of a prompt's words.
 pub const RANKED_MATCHES: i64 = 1_000;
+
+/// A search ranks only the newest this-many matches of each source: ranking
+/// reads each match's whole vector, and finding the newest matches of a
+/// word in tens of thousands of rows reads a row per match or more; recency
+/// is half the score anyway. Filters narrow the matches before the cap.
+pub const SEARCH_RANKED_MATCHES: i64 = 200;
+
+/// Where the newest matches are looked for first (`source`).
+pub const RECENT_WINDOW_DAYS: i64 = 14;
 
 /// Conditions shared by both sources: the project, the clock, the text, the
 /// session and its agent, the date range. `alias` is the table's.
@@ -160,17 +168,33 @@ fn observation_conditions(shape: Shape) -> String {
 }
 
 /// One source's candidates: with a query ranked by relevance, its newest
-/// `RANKED_MATCHES` matches; otherwise every row the conditions keep.
+/// `SEARCH_RANKED_MATCHES` matches; otherwise every row the conditions keep.
+///
+/// The newest matches are looked for in two steps. First within the last
+/// `RECENT_WINDOW_DAYS` before `as_of` (a frequent word fills the quota there
+/// after reading a few hundred rows); only when that window holds fewer than
+/// the quota does the second step (a one-time filter Postgres skips
+/// otherwise) take the newest matches of all time. Either way the result is
+/// exactly the newest `SEARCH_RANKED_MATCHES` matches.
 fn source(table: &str, alias: &str, conditions: &str, order: Order, shape: Shape) -> String {
+    let columns = format!("{alias}.id, {alias}.created_at, {alias}.search");
     if shape.query && order == Order::Relevance {
+        let n = SEARCH_RANKED_MATCHES;
         format!(
-            "(SELECT {alias}.id, {alias}.created_at, {alias}.search FROM {table} {alias}
-              WHERE {conditions} ORDER BY {alias}.created_at DESC LIMIT {RANKED_MATCHES})"
+            "(WITH {alias}_recent AS MATERIALIZED (
+                 SELECT {columns} FROM {table} {alias}
+                 WHERE {conditions}
+                   AND {alias}.created_at > {AS_OF} - interval '{RECENT_WINDOW_DAYS} days'
+                 ORDER BY {alias}.created_at DESC LIMIT {n})
+              SELECT * FROM {alias}_recent WHERE (SELECT count(*) FROM {alias}_recent) >= {n}
+              UNION ALL
+              (SELECT {columns} FROM {table} {alias}
+               WHERE (SELECT count(*) FROM {alias}_recent) < {n}
+                 AND {conditions}
+               ORDER BY {alias}.created_at DESC LIMIT {n}))"
         )
     } else {
-        format!(
-            "(SELECT {alias}.id, {alias}.created_at, {alias}.search FROM {table} {alias} WHERE {conditions})"
-        )
+        format!("(SELECT {columns} FROM {table} {alias} WHERE {conditions})")
     }
 }
 
@@ -313,7 +337,7 @@ mod tests {
             !bare.contains("@@") && !bare.contains("$4") && !bare.contains("$6") && !bare.contains("$16"),
             "{bare}"
         );
-        assert!(bare.contains("UNION ALL"), "summaries are searched when wanted");
+        assert!(bare.contains("'summary'"), "summaries are searched when wanted");
         let full = Shape {
             query: true,
             exclude: true,
@@ -331,9 +355,9 @@ mod tests {
             for n in (1..=12).chain(14..=16) {
                 assert!(sql.contains(&format!("${n}")), "${n} in {sql}");
             }
-            assert!(!sql.contains("UNION ALL"), "no summaries asked for");
+            assert!(!sql.contains("'summary'"), "no summaries asked for");
             assert_eq!(
-                sql.contains(&format!("LIMIT {RANKED_MATCHES}")),
+                sql.contains(&format!("LIMIT {SEARCH_RANKED_MATCHES}")),
                 order == Order::Relevance
             );
         }
@@ -344,9 +368,9 @@ mod tests {
         };
         assert_eq!(
             statement(Order::Relevance, text)
-                .matches(&format!("LIMIT {RANKED_MATCHES}"))
+                .matches(&format!("LIMIT {SEARCH_RANKED_MATCHES}"))
                 .count(),
-            2
+            4
         );
     }
 }
