@@ -75,6 +75,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(projects::purge_project_memory))
         .routes(routes!(usage::get_project_usage))
         .routes(routes!(admin::teams::create_team, admin::teams::list_teams))
+        .routes(routes!(admin::teams::update_team))
         .routes(routes!(
             admin::projects::create_project,
             admin::projects::list_projects

@@ -83,6 +83,23 @@ pub async fn set_project_budget(
     .await
 }
 
+/// Sets (or, with `None`, clears) a team's daily token budget; `None` when
+/// there is no such team.
+#[tracing::instrument(skip(db), err)]
+pub async fn set_team_budget(
+    db: impl PgExecutor<'_>,
+    team_id: Uuid,
+    budget: Option<i64>,
+) -> sqlx::Result<Option<Option<i64>>> {
+    sqlx::query_scalar(
+        "UPDATE teams SET llm_daily_token_budget = $2 WHERE id = $1 RETURNING llm_daily_token_budget",
+    )
+    .bind(team_id)
+    .bind(budget)
+    .fetch_optional(db)
+    .await
+}
+
 /// A project's daily token budget.
 pub async fn project_budget(
     db: impl PgExecutor<'_>,

@@ -203,3 +203,48 @@ async fn usage_is_summed_per_day() {
         .await;
     assert_eq!(status, 403, "{res}");
 }
+
+#[tokio::test]
+async fn a_team_budget_is_set_by_a_team_admin_and_reported() {
+    let app = spawn_app().await;
+    let url = format!("{}/v1/admin/teams/{}", app.base, app.team_id);
+    let send = |token: String, body: Value| {
+        let req = app.client.patch(&url).bearer_auth(token).json(&body);
+        async move {
+            let res = req.send().await.unwrap();
+            (res.status().as_u16(), res.json::<Value>().await.unwrap())
+        }
+    };
+    let project_admin = app
+        .mint(json!({"name": "p-admin", "projectId": app.project_id, "scopes": ["admin"]}))
+        .await;
+    let (status, res) = send(project_admin, json!({ "llmDailyTokenBudget": 1000 })).await;
+    assert_eq!(
+        (status, res["error"]["code"].as_str()),
+        (403, Some("insufficient_scope")),
+        "{res}"
+    );
+    let (status, res) = send(app.admin_token.clone(), json!({ "llmDailyTokenBudget": 0 })).await;
+    assert_eq!(status, 422, "{res}");
+    let (status, res) = send(app.admin_token.clone(), json!({ "llmDailyTokenBudget": 1000 })).await;
+    assert_eq!(
+        (status, res["llmDailyTokenBudget"].as_i64()),
+        (200, Some(1000)),
+        "{res}"
+    );
+    used(&app, 0, "openai", 850, 0).await;
+    let (_, info) = app.get("/v1/info", Some(&app.ingest_token)).await;
+    assert_eq!(info["llmBudget"]["team"]["dailyTokenBudget"], 1000, "{info}");
+    assert_eq!(info["llmBudget"]["state"], "degraded", "{info}");
+    assert_eq!(
+        app.count("SELECT count(*) FROM audit_log WHERE action = 'team.update'")
+            .await,
+        1
+    );
+    let (status, res) = send(app.admin_token.clone(), json!({ "llmDailyTokenBudget": null })).await;
+    assert_eq!(
+        (status, res["llmDailyTokenBudget"].clone()),
+        (200, Value::Null),
+        "{res}"
+    );
+}

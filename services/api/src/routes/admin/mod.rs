@@ -30,6 +30,22 @@ pub fn acting_team(auth: &Auth, requested: Option<Uuid>) -> Result<Uuid, ApiErro
     }
 }
 
+/// `Some(None)` for an explicit `null`, so `null` can clear a setting.
+pub fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<i64>>, D::Error> {
+    <Option<i64> as serde::Deserialize>::deserialize(d).map(Some)
+}
+
+/// A daily LLM token budget is a positive number of tokens, or null for none.
+pub fn check_budget(budget: Option<Option<i64>>) -> Result<(), ApiError> {
+    if budget.flatten().is_some_and(|b| b <= 0) {
+        return Err(ApiError::unprocessable(
+            "invalid_field",
+            "`llmDailyTokenBudget` is a positive number of tokens, or null for none",
+        ));
+    }
+    Ok(())
+}
+
 /// What an audit entry is about.
 pub struct Target {
     pub team_id: Uuid,

@@ -148,14 +148,9 @@ pub struct ProjectSettingsInput {
     /// for this project; `null` removes the budget, absent leaves it. Past
     /// 80 % it degrades to the heuristic for turn summaries and routine
     /// turns; at 100 % the heuristic answers every job.
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "super::present")]
     #[schema(value_type = Option<i64>, minimum = 1)]
     pub llm_daily_token_budget: Option<Option<i64>>,
-}
-
-/// `Some(None)` for an explicit `null`, so `null` can clear a setting.
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<i64>>, D::Error> {
-    Option::<i64>::deserialize(d).map(Some)
 }
 
 /// Set a project's memory settings (admin; audited).
@@ -181,12 +176,7 @@ pub async fn update_project(
             "`contextBudgetTokens` is 200..=50000 and `promptContextBudgetTokens` 100..=5000",
         ));
     }
-    if body.llm_daily_token_budget.flatten().is_some_and(|b| b <= 0) {
-        return Err(ApiError::unprocessable(
-            "invalid_field",
-            "`llmDailyTokenBudget` is a positive number of tokens, or null for none",
-        ));
-    }
+    super::check_budget(body.llm_daily_token_budget)?;
     let settings = projects::MemorySettings {
         context_budget_tokens: body.context_budget_tokens,
         prompt_context: body.prompt_context,

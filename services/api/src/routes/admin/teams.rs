@@ -1,4 +1,4 @@
-//! Create and list teams.
+//! Create and list teams, and set a team's daily LLM token budget.
 
 use axum::{extract::State, http::StatusCode};
 use cairn_shared::{
@@ -8,13 +8,15 @@ use cairn_shared::{
 };
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
+use uuid::Uuid;
 
 use crate::{
     auth::Auth,
     dto::TeamDto,
     error::{ApiError, ApiResult},
-    extract::Json,
+    extract::{Json, Path},
     state::AppState,
+    store::usage,
 };
 
 #[derive(Deserialize, ToSchema)]
@@ -92,5 +94,73 @@ pub async fn list_teams(State(state): State<AppState>, auth: Auth) -> ApiResult<
     let teams = teams::list_teams(&state.pool, only).await?;
     Ok(Json(TeamList {
         teams: teams.into_iter().map(Into::into).collect(),
+    }))
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TeamSettingsInput {
+    /// Model tokens the generator may spend per UTC day for all the team's
+    /// projects together; `null` removes the budget, absent leaves it.
+    #[serde(default, deserialize_with = "super::present")]
+    #[schema(value_type = Option<i64>, minimum = 1)]
+    pub llm_daily_token_budget: Option<Option<i64>>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TeamSettings {
+    pub team_id: Uuid,
+    pub llm_daily_token_budget: Option<i64>,
+}
+
+/// Set a team's daily LLM token budget (a team-wide admin of that team, or
+/// a superadmin; audited).
+#[utoipa::path(patch, path = "/v1/admin/teams/{id}", tag = "admin", request_body = TeamSettingsInput,
+    params(("id" = Uuid, Path)),
+    responses((status = 200, body = TeamSettings), (status = 403, body = crate::error::ErrorBody),
+              (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn update_team(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<Uuid>,
+    Json(body): Json<TeamSettingsInput>,
+) -> ApiResult<Json<TeamSettings>> {
+    let team_id = super::acting_team(&auth, Some(id))?;
+    if auth.project_id.is_some() {
+        return Err(ApiError::forbidden(
+            "insufficient_scope",
+            "a project-scoped token cannot change team settings",
+        ));
+    }
+    super::check_budget(body.llm_daily_token_budget)?;
+    let Some(budget) = body.llm_daily_token_budget else {
+        return Err(ApiError::unprocessable(
+            "missing_field",
+            "`llmDailyTokenBudget` is the setting to change",
+        ));
+    };
+    let mut tx = state.pool.begin().await?;
+    let budget = usage::set_team_budget(&mut *tx, team_id, budget)
+        .await?
+        .ok_or_else(|| ApiError::not_found("team_not_found", "no such team"))?;
+    super::record(
+        &mut *tx,
+        &auth,
+        super::Target {
+            team_id,
+            project_id: None,
+            kind: "team",
+            id: team_id,
+        },
+        "team.update",
+        serde_json::json!({ "llmDailyTokenBudget": budget }),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(Json(TeamSettings {
+        team_id,
+        llm_daily_token_budget: budget,
     }))
 }
