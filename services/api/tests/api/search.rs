@@ -1200,3 +1200,61 @@ async fn a_question_finds_memories_with_any_of_its_words_and_more_words_rank_hig
     // Only exclusions: nothing is asked for, nothing is found.
     assert_eq!(found(&app, "query=-broke").await, Vec::<Uuid>::new());
 }
+
+/// `n` observations with "gadget" in the narrative, 1..=n hours old.
+async fn gadgets(app: &TestApp, n: i64, at: DateTime<Utc>) {
+    sqlx::query(
+        "INSERT INTO observations (id, team_id, project_id, generation_key, kind, title, narrative,
+             provider, model, created_at, updated_at)
+         SELECT gen_random_uuid(), $1, $2, 'test:gadget:' || g || ':' || $2, 'discovery', 'Note',
+                'The gadget was checked.', 'heuristic', 'none', $3 - g * interval '1 hour',
+                $3 - g * interval '1 hour'
+         FROM generate_series(1, $4::int) g",
+    )
+    .bind(app.team_id)
+    .bind(app.project_id)
+    .bind(at)
+    .bind(n as i32)
+    .execute(&app.pool)
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn the_200_newest_matches_are_ranked_whether_or_not_the_last_two_weeks_hold_them() {
+    // 199 recent matches: the last 14 days hold fewer than 200, so the newest
+    // 200 of all time are ranked, and a month-old title match comes first.
+    let app = spawn_app().await;
+    let at = base();
+    gadgets(&app, 199, at).await;
+    let old_title = insert(
+        &app,
+        at,
+        Obs {
+            title: "Gadget registry",
+            hours_ago: 24 * 30,
+            ..Obs::default()
+        },
+    )
+    .await;
+    assert_eq!(found(&app, "query=gadget&limit=1").await, [old_title]);
+
+    // 200 recent matches: they are the 200 newest, the old one is not ranked.
+    let app = spawn_app().await;
+    gadgets(&app, 200, at).await;
+    let old_title = insert(
+        &app,
+        at,
+        Obs {
+            title: "Gadget registry",
+            hours_ago: 24 * 30,
+            ..Obs::default()
+        },
+    )
+    .await;
+    let body = search(&app, "query=gadget&limit=100").await;
+    assert_eq!(hit_ids(&body).len(), 100);
+    assert!(!hit_ids(&body).contains(&old_title));
+    let all = found(&app, "query=gadget&orderBy=oldest&limit=1").await;
+    assert_eq!(all, [old_title], "unranked orders still see every match");
+}
