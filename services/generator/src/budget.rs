@@ -1,4 +1,4 @@
-//! Daily LLM token budgets (migration 0009). [`guard`] wraps the configured
+//! Daily LLM token budgets (migration 0008). [`guard`] wraps the configured
 //! provider: before each call it reads the job's project and team budgets
 //! and what both used today (UTC, view `llm_budget_today`, fed by a trigger
 //! on the job's usage), and decides who answers:

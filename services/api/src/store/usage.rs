@@ -1,4 +1,4 @@
-//! LLM token usage and daily budgets (migration 0009): `llm_usage_daily`,
+//! LLM token usage and daily budgets (migration 0008): `llm_usage_daily`,
 //! filled by a trigger whenever a job's usage is recorded, the
 //! `llm_budget_today` view, and the budget columns of projects and teams.
 //! Days are UTC days.
