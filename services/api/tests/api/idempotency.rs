@@ -211,3 +211,25 @@ async fn an_id_less_stop_arriving_late_after_the_next_prompt_is_still_a_duplicat
         2
     );
 }
+
+#[tokio::test]
+async fn two_sessions_opening_with_the_same_words_each_keep_their_prompt() {
+    let app = spawn_app().await;
+    for session in ["monday", "tuesday"] {
+        let (status, _) = app
+            .hook(cc(session, "UserPromptSubmit", json!({"prompt": "continue"})))
+            .await;
+        assert_eq!(status, 200);
+    }
+    assert_eq!(
+        app.count("SELECT count(*) FROM agent_events WHERE event_type = 'UserPromptSubmit'")
+            .await,
+        2,
+        "the second session's first prompt is not a duplicate of the first's"
+    );
+    assert_eq!(
+        app.count("SELECT count(*) FROM sessions WHERE prompt_counter = 1")
+            .await,
+        2
+    );
+}

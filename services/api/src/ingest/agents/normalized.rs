@@ -189,7 +189,8 @@ impl Identity<'_> {
                 self.event_name
             ),
             (None, Some(h), _) => format!("hdr:{h}"),
-            (None, None, Some(hash)) => hash.clone(),
+            // Scoped to the session: another session may open with the same words.
+            (None, None, Some(hash)) => format!("{}:{}:{hash}", short(self.agent), self.session_id),
             (None, None, None) => {
                 idempotency_key_from_body(&format!("{}-body", short(self.agent)), request.body)
             }
