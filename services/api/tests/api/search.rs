@@ -122,6 +122,16 @@ fn hit_ids(body: &Value) -> Vec<Uuid> {
         .collect()
 }
 
+/// The hits' scores, in order.
+fn scores(body: &Value) -> Vec<f64> {
+    body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["score"].as_f64().unwrap())
+        .collect()
+}
+
 async fn found(app: &TestApp, params: &str) -> Vec<Uuid> {
     hit_ids(&search(app, params).await)
 }
@@ -252,12 +262,7 @@ async fn a_title_match_ranks_above_facts_above_narrative_and_newer_above_older()
     .await;
     let body = search(&app, "query=migrator").await;
     assert_eq!(hit_ids(&body), [title, facts, narrative]);
-    let scores: Vec<f64> = body["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["score"].as_f64().unwrap())
-        .collect();
+    let scores = scores(&body);
     assert!(scores[0] > scores[1] && scores[1] > scores[2], "{scores:?}");
 
     // A year-old title match still beats a brand-new narrative match…
@@ -1173,12 +1178,7 @@ async fn a_question_finds_memories_with_any_of_its_words_and_more_words_rank_hig
     // with two of the words, then the one with one.
     let body = search(&app, "query=what%20broke%20the%20nightly%20build%3F").await;
     assert_eq!(hit_ids(&body), [all_three, two, one]);
-    let scores: Vec<f64> = body["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["score"].as_f64().unwrap())
-        .collect();
+    let scores = scores(&body);
     assert!(scores[0] > scores[1] && scores[1] > scores[2], "{scores:?}");
     assert!(!hit_ids(&body).contains(&unrelated));
     // A word no memory has ("yesterday") does not stop the others from matching.
