@@ -20,6 +20,7 @@ use crate::{
 
 pub fn app(state: AppState) -> Router {
     let (router, openapi) = routes::router().split_for_parts();
+    let openapi = routes::complete(openapi);
     let limits = &state.config.limits;
     let max_body = limits.max_body_bytes;
     let buffer = BodyBuffer::new(limits.max_buffered_body_bytes, max_body, limits.body_read_timeout);

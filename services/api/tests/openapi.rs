@@ -48,3 +48,24 @@ fn every_claude_mem_route_is_documented() {
         );
     }
 }
+
+/// OpenAPI requires a `description` on every response; without one,
+/// validators and client generators refuse the document.
+#[test]
+fn every_response_has_a_description() {
+    let spec: serde_json::Value =
+        serde_json::from_str(&cairn_api::routes::openapi().to_json().unwrap()).unwrap();
+    let mut missing = vec![];
+    for (path, item) in spec["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            for (status, response) in op["responses"].as_object().into_iter().flatten() {
+                if response.get("$ref").is_none()
+                    && response["description"].as_str().is_none_or(str::is_empty)
+                {
+                    missing.push(format!("{method} {path} {status}"));
+                }
+            }
+        }
+    }
+    assert!(missing.is_empty(), "responses without a description: {missing:?}");
+}

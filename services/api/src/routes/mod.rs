@@ -93,5 +93,40 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// The OpenAPI document, as served at `/openapi.json` and committed in `openapi/`.
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    router().into_openapi()
+    complete(router().into_openapi())
+}
+
+/// Gives every response the `description` OpenAPI requires, where a route
+/// declared none: the status's reason phrase ("OK", "Not Found", …), so the
+/// document validates and client generators accept it.
+pub fn complete(mut doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
+    use utoipa::openapi::RefOr;
+    for item in doc.paths.paths.values_mut() {
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+            &mut item.head,
+            &mut item.options,
+            &mut item.trace,
+        ];
+        for op in operations.into_iter().flatten() {
+            for (status, response) in op.responses.responses.iter_mut() {
+                if let RefOr::T(r) = response
+                    && r.description.is_empty()
+                {
+                    r.description = status
+                        .parse::<u16>()
+                        .ok()
+                        .and_then(|c| axum::http::StatusCode::from_u16(c).ok())
+                        .and_then(|c| c.canonical_reason())
+                        .unwrap_or("Response")
+                        .to_string();
+                }
+            }
+        }
+    }
+    doc
 }
