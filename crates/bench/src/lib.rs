@@ -42,3 +42,6 @@ mod tests {
         assert_eq!(quantile(&[], 0.5), 0.0);
     }
 }
+
+/// The synthetic Claude Code workload of the prompt and economy benchmarks.
+pub mod workload;
