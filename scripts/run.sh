@@ -20,6 +20,7 @@ export CAIRN_LISTEN_ADDR="${CAIRN_LISTEN_ADDR:-127.0.0.1:8080}"
 psql "$CAIRN_PG_ADMIN_URL" -Atqc "SELECT 1 FROM pg_database WHERE datname = 'cairn'" | grep -q 1 ||
     psql "$CAIRN_PG_ADMIN_URL" -qc "CREATE DATABASE cairn"
 
+scripts/fetch-model.sh || echo "warning: embedding model not fetched: search is full-text only" >&2
 cargo build --release -p cairn-api -p cairn-generator -p cairn
 bin="$CARGO_TARGET_DIR/release"
 url="http://$CAIRN_LISTEN_ADDR"

@@ -18,6 +18,7 @@ if ! command -v npm >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq nodejs npm >/dev/null
 fi
 scripts/agents.sh >/dev/null
+scripts/fetch-model.sh  # the embedding model the embed, search and generator tests load
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings

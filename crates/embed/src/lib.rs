@@ -1,0 +1,133 @@
+//! Text embeddings for search and context: 384-dimensional, L2-normalised
+//! vectors from a local sentence-transformers model (`local`) or an
+//! OpenAI-compatible endpoint (`openai`), or none at all (`none`: search
+//! stays full-text only).
+//!
+//! `Embedder::from_config` never fails: a missing or unreadable model turns
+//! embeddings off with one warning, so the services start and run without.
+
+mod config;
+mod local;
+mod openai;
+
+use std::sync::Arc;
+
+pub use config::{EmbedConfig, Provider};
+pub use local::LocalModel;
+pub use openai::OpenAiEmbedder;
+
+/// Dimensions of every vector (all-MiniLM-L6-v2's; an OpenAI-compatible
+/// model must answer with the same number).
+pub const DIMS: usize = 384;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("model: {0}")]
+    Model(String),
+    #[error("embedding endpoint: {0}")]
+    Remote(String),
+    #[error("the embedding task stopped: {0}")]
+    Task(String),
+}
+
+/// A loaded embedder, cheap to clone and share between tasks.
+#[derive(Clone)]
+pub struct Embedder {
+    inner: Arc<Inner>,
+}
+
+enum Inner {
+    Local(Box<LocalModel>),
+    OpenAi(OpenAiEmbedder),
+}
+
+impl Embedder {
+    /// The embedder the configuration asks for, or `None` (logged once as a
+    /// warning) when it is turned off or cannot be loaded.
+    pub fn from_config(config: &EmbedConfig) -> Option<Embedder> {
+        let inner = match config.provider {
+            Provider::None => {
+                tracing::info!("embeddings are off (CAIRN_EMBED_PROVIDER=none): search is full-text only");
+                return None;
+            }
+            Provider::Local => match LocalModel::load(&config.model_dir) {
+                Ok(model) => Inner::Local(Box::new(model)),
+                Err(e) => {
+                    tracing::warn!(
+                        model_dir = %config.model_dir.display(),
+                        error = %e,
+                        "embedding model not loaded: search is full-text only (scripts/fetch-model.sh fetches it)"
+                    );
+                    return None;
+                }
+            },
+            Provider::OpenAi => match OpenAiEmbedder::new(config) {
+                Ok(remote) => Inner::OpenAi(remote),
+                Err(e) => {
+                    tracing::warn!(error = %e, "embedding endpoint not configured: search is full-text only");
+                    return None;
+                }
+            },
+        };
+        let embedder = Embedder {
+            inner: Arc::new(inner),
+        };
+        tracing::info!(model = embedder.model(), "embeddings on");
+        Some(embedder)
+    }
+
+    /// The local model in `dir`, for tests and tools.
+    pub fn local(dir: &std::path::Path) -> Result<Embedder, EmbedError> {
+        Ok(Embedder {
+            inner: Arc::new(Inner::Local(Box::new(LocalModel::load(dir)?))),
+        })
+    }
+
+    /// The name stored beside each vector, so vectors of another model are told apart.
+    pub fn model(&self) -> &str {
+        match &*self.inner {
+            Inner::Local(m) => m.name(),
+            Inner::OpenAi(r) => r.model(),
+        }
+    }
+
+    /// One vector per text, in order, each of `DIMS` floats with norm 1.
+    /// The local model runs on a blocking thread.
+    pub async fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if texts.is_empty() {
+            return Ok(vec![]);
+        }
+        match &*self.inner {
+            Inner::Local(_) => {
+                let this = self.clone();
+                tokio::task::spawn_blocking(move || match &*this.inner {
+                    Inner::Local(m) => m.embed(&texts),
+                    Inner::OpenAi(_) => unreachable!("checked above"),
+                })
+                .await
+                .map_err(|e| EmbedError::Task(e.to_string()))?
+            }
+            Inner::OpenAi(remote) => remote.embed(&texts).await,
+        }
+    }
+
+    /// One text's vector.
+    pub async fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        let mut v = self.embed(vec![text.to_string()]).await?;
+        v.pop()
+            .ok_or_else(|| EmbedError::Model("no vector came back".into()))
+    }
+}
+
+/// The dot product: the cosine similarity of two normalised vectors.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Scales `v` to norm 1 (a zero vector stays zero).
+pub fn normalise(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
