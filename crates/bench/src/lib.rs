@@ -43,5 +43,7 @@ mod tests {
     }
 }
 
+/// The recall benchmark: planted facts, retention and retrieval (`src/bin/recall.rs`).
+pub mod recall;
 /// The synthetic Claude Code workload of the prompt and economy benchmarks.
 pub mod workload;

@@ -1,0 +1,101 @@
+//! The recall benchmark: coding sessions with planted facts (bench/recall/)
+//! replayed through a real API and heuristic generator, then measured for
+//! fact retention (prompt, stored) and retrieval (search per mode, injected
+//! context). `run` is what `src/bin/recall.rs` and `tests/recall.rs` call.
+
+pub mod data;
+pub mod events;
+pub mod noise;
+pub mod replay;
+pub mod report;
+pub mod retention;
+pub mod retrieval;
+pub mod store;
+pub mod variations;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use self::{
+    data::{Dataset, Set},
+    report::{Report, set_report},
+};
+
+/// `small` (the hand-written sessions) or `full` (those plus generated variations).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    Small,
+    Full,
+}
+
+impl Profile {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Small => "small",
+            Profile::Full => "full",
+        }
+    }
+}
+
+/// The data directory in the repository (`bench/recall`).
+pub fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/recall")
+}
+
+/// The model files `scripts/fetch-model.sh` puts in place, if present.
+pub fn model_files_present() -> bool {
+    std::env::var("HOME").is_ok_and(|home| {
+        Path::new(&home)
+            .join(".cache/cairn/models/all-minilm-l6-v2/model.safetensors")
+            .exists()
+    })
+}
+
+/// The data set of `profile`, restricted to `sets`, validated.
+pub fn load(dir: &Path, profile: Profile, sets: &[Set]) -> anyhow::Result<Dataset> {
+    let mut data = Dataset::load(&dir.join("sessions.json"))?;
+    if profile == Profile::Full {
+        data.extend(variations::generate(&dir.join("variations.json"))?);
+    }
+    let data = data.only(sets);
+    data.validate(|s| {
+        let cwd = data.project(&s.project).map(|p| p.cwd.as_str()).unwrap_or("/");
+        events::session_text(s, cwd)
+    })?;
+    Ok(data)
+}
+
+/// Replays `profile`'s sessions of `sets` and measures them.
+pub async fn run(dir: &Path, profile: Profile, sets: &[Set]) -> anyhow::Result<Report> {
+    let data = load(dir, profile, sets)?;
+    let mut replayed = replay::replay(&data).await.context("replaying the sessions")?;
+    replayed.stop_generator().await?;
+    let retained = retention::measure(&replayed.app.pool, &data).await?;
+    let first = data.projects.first().context("no projects")?;
+    let modes = retrieval::modes(&replayed, &first.slug).await?;
+    let ranks = retrieval::measure(&replayed, &data, &modes).await?;
+    let failed = store::jobs(&replayed.app.pool)
+        .await?
+        .iter()
+        .filter(|j| j.status != "completed")
+        .count();
+    let mut notes = modes.notes.clone();
+    if failed > 0 {
+        notes.push(format!("{failed} generation jobs did not complete"));
+    }
+    let report = Report {
+        profile: profile.as_str().into(),
+        modes: modes.list.clone(),
+        notes,
+        sets: sets
+            .iter()
+            .map(|&set| {
+                let r = set_report(&data, set, &modes.list, &retained, &ranks);
+                (set.as_str().to_string(), r)
+            })
+            .collect(),
+    };
+    replayed.finish().await?;
+    Ok(report)
+}

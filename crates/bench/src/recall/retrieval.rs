@@ -1,0 +1,217 @@
+//! Retrieval: for each question, the rank of the first item that carries
+//! its fact, in (a) `GET /v1/search` hits (summaries included) per search
+//! mode, (b) the memory injected at a new session's SessionStart, and (c)
+//! the related memories answered on a new session's first prompt when that
+//! prompt is the question.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+
+use super::{
+    data::{Check, Dataset},
+    events::text_of,
+    replay::Replayed,
+};
+
+/// Hits asked of search per question (MRR is counted over these).
+pub const SEARCH_LIMIT: usize = 10;
+
+/// Rank (1-based) of the first relevant item per question, `None` when absent.
+#[derive(Clone, Debug, Default)]
+pub struct Ranks {
+    /// Mode → (fact id, question) → rank.
+    pub search: HashMap<String, HashMap<(String, usize), Option<usize>>>,
+    pub session_start: HashMap<(String, usize), Option<usize>>,
+    pub prompt_context: HashMap<(String, usize), Option<usize>>,
+}
+
+/// The search modes a server answers.
+#[derive(Clone, Debug)]
+pub struct Modes {
+    /// Always `fulltext`; `vector` and `hybrid` with embeddings.
+    pub list: Vec<String>,
+    /// Whether search takes `mode` at all (else it is not sent).
+    pub param: bool,
+    /// Why a mode is missing.
+    pub notes: Vec<String>,
+}
+
+/// Asks the server which modes it answers: an unknown `mode` refused means
+/// the parameter exists; `mode=vector` answered means embeddings are on.
+pub async fn modes(replayed: &Replayed, project: &str) -> anyhow::Result<Modes> {
+    let probe = |mode: &str| format!("/v1/search?project={project}&query=probe&limit=1&mode={mode}");
+    let fulltext = Modes {
+        list: vec!["fulltext".into()],
+        param: false,
+        notes: vec!["search has no `mode` parameter on this build: fulltext only".into()],
+    };
+    let (unknown, _) = replayed.get(&probe("no-such-mode")).await?;
+    if unknown == 200 {
+        return Ok(fulltext);
+    }
+    let (vector, body) = replayed.get(&probe("vector")).await?;
+    if vector != 200 {
+        let why = body["message"].as_str().unwrap_or("refused").to_string();
+        return Ok(Modes {
+            param: true,
+            notes: vec![format!(
+                "mode=vector answered {vector} ({why}): embeddings unavailable, fulltext only"
+            )],
+            ..fulltext
+        });
+    }
+    Ok(Modes {
+        list: vec!["fulltext".into(), "vector".into(), "hybrid".into()],
+        param: true,
+        notes: Vec::new(),
+    })
+}
+
+fn rank(items: &[String], check: &Check) -> Option<usize> {
+    items.iter().position(|i| check.found_in(i)).map(|p| p + 1)
+}
+
+/// Measures every question of `data` against the replayed server. The
+/// generator must be stopped: the prompts posted here must write nothing.
+pub async fn measure(replayed: &Replayed, data: &Dataset, modes: &Modes) -> anyhow::Result<Ranks> {
+    let mut ranks = Ranks::default();
+    for session in &data.sessions {
+        for fact in &session.facts {
+            for (q, question) in fact.questions.iter().enumerate() {
+                for mode in &modes.list {
+                    let param = modes.param.then_some(mode.as_str());
+                    let hits = search(replayed, &session.project, question, param).await?;
+                    ranks
+                        .search
+                        .entry(mode.clone())
+                        .or_default()
+                        .insert((fact.id.clone(), q), rank(&hits, &fact.check));
+                }
+            }
+        }
+    }
+    let mut start_items: HashMap<String, Vec<String>> = HashMap::new();
+    for project in &data.projects {
+        let body = json!({ "session_id": format!("recall-probe-{}", project.slug),
+            "hook_event_name": "SessionStart", "source": "startup", "cwd": project.cwd,
+            "transcript_path": "/home/dev/.claude/projects/probe.jsonl" });
+        let answer = replayed.post_hook(&project.slug, &body, None).await?;
+        start_items.insert(project.slug.clone(), items(&injected(&answer)));
+    }
+    let mut asked = 0;
+    for session in &data.sessions {
+        let cwd = data
+            .project(&session.project)
+            .map(|p| p.cwd.clone())
+            .unwrap_or_default();
+        for fact in &session.facts {
+            for (q, question) in fact.questions.iter().enumerate() {
+                let key = (fact.id.clone(), q);
+                let start = start_items
+                    .get(&session.project)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                ranks.session_start.insert(key.clone(), rank(start, &fact.check));
+                asked += 1;
+                let body = json!({ "session_id": format!("recall-ask-{asked}"),
+                    "hook_event_name": "UserPromptSubmit", "prompt": question, "cwd": cwd,
+                    "transcript_path": "/home/dev/.claude/projects/ask.jsonl" });
+                let answer = replayed.post_hook(&session.project, &body, None).await?;
+                ranks
+                    .prompt_context
+                    .insert(key, rank(&items(&injected(&answer)), &fact.check));
+            }
+        }
+    }
+    Ok(ranks)
+}
+
+/// The hits of one search, each as its text, best first.
+async fn search(
+    replayed: &Replayed,
+    project: &str,
+    question: &str,
+    mode: Option<&str>,
+) -> anyhow::Result<Vec<String>> {
+    let mut path = format!(
+        "/v1/search?project={project}&limit={SEARCH_LIMIT}&summaries=true&query={}",
+        encode(question)
+    );
+    if let Some(mode) = mode {
+        path.push_str(&format!("&mode={mode}"));
+    }
+    let (status, body) = replayed.get(&path).await?;
+    anyhow::ensure!(status == 200, "search answered {status}: {body}");
+    Ok(body["results"]
+        .as_array()
+        .map(|hits| hits.iter().map(text_of).collect())
+        .unwrap_or_default())
+}
+
+/// `additionalContext` of a Claude Code hook answer, or empty.
+fn injected(answer: &Value) -> String {
+    answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The injected markdown as its list of items, in render order: under
+/// "In detail" and in a related-memory block each `### ` block is one item
+/// (with its fact lines); elsewhere each `- ` line is one (a summary, an
+/// index line). Headers, day lines and the footer are not items.
+pub fn items(markdown: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut blocks = markdown.contains("# Related memory");
+    let mut open = false;
+    for line in markdown.lines() {
+        if let Some(section) = line.strip_prefix("## ") {
+            blocks = section.trim() == "In detail";
+            open = false;
+        } else if line.starts_with("# ") || line.is_empty() || line.starts_with("</cairn-context") {
+            open = false;
+        } else if blocks && line.starts_with("### ") {
+            out.push(line.to_string());
+            open = true;
+        } else if blocks && open {
+            if let Some(last) = out.last_mut() {
+                last.push('\n');
+                last.push_str(line);
+            }
+        } else if !blocks && line.starts_with("- ") {
+            out.push(line.to_string());
+        }
+    }
+    out
+}
+
+/// Percent-encodes a query-string value.
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_items_in_render_order() {
+        let md = "<cairn-context>\n# Project memory: p (Cairn)\nRecorded notes.\n\n## Recent work\n\
+                  - 2024-03-02 turn: fix it; done: half-to-even\n\n## Recent observations\n### 2024-03-02\n\
+                  - 10:00 change Switch money (~90 tokens) `x`\n\n## In detail\n### Title (change, t, `x`)\n\
+                  sub\n- Ran `cargo test`\nnarrative 1536Mi\n\nEvery observation is shown above.\n</cairn-context>";
+        let found = items(md);
+        assert_eq!(found.len(), 3, "{found:?}");
+        assert!(found[0].contains("half-to-even"));
+        assert!(found[2].starts_with("### Title") && found[2].contains("1536Mi"));
+        let related = "<cairn-context>\n# Related memory (Cairn)\nRecorded.\n### A (x)\n- fact a\n### B (y)\n- fact b\n</cairn-context>";
+        assert_eq!(items(related), vec!["### A (x)\n- fact a", "### B (y)\n- fact b"]);
+        assert_eq!(encode("a b&c?"), "a%20b%26c%3F");
+    }
+}
