@@ -4,9 +4,10 @@
 //!
 //! The statement text depends on the order and on which filters are in use
 //! (`Shape`): only their conditions are written, so every plan — custom or
-//! generic — can use the indexes of migrations 0004/0005 (GIN on
-//! `(project_id, search)`, on `files_read || files_modified` and on
-//! `concepts`; btree on `(project_id, created_at)`). Every value is a bound
+//! generic — can use the indexes of migrations 0004/0005/0009 (GIN on
+//! `(project_id, search)`, on `(search_bucket, search)`, on
+//! `files_read || files_modified` and on `concepts`; btree on
+//! `(project_id, created_at)`). Every value is a bound
 //! parameter at a fixed position; one a statement does not use is still bound.
 //!
 //! | $  | value |
@@ -113,14 +114,47 @@ pub const RANKED_MATCHES: i64 = 1_000;
 /// is half the score anyway. Filters narrow the matches before the cap.
 pub const SEARCH_RANKED_MATCHES: i64 = 200;
 
-/// Where the newest matches are looked for first (`source`).
+/// Where a summary's newest matches are looked for first (`window`).
 pub const RECENT_WINDOW_DAYS: i64 = 14;
+
+/// The rings of days an observation's newest matches are looked for in,
+/// newest first: `[lo, hi)` whole UTC days before the day of `as_of`. Each
+/// ring is one probe of `observations_bucket_search_idx` per day (migration
+/// 0009); rows older than the last ring are found through the project's
+/// own GIN. Past two months a day probe costs more than it saves: a word
+/// with fewer than `SEARCH_RANKED_MATCHES` matches in 64 days is rare, and
+/// reading all its matches is cheaper than probing each older day.
+pub const RINGS: [(i32, i32); 9] = [
+    (0, 1),
+    (1, 2),
+    (2, 4),
+    (4, 8),
+    (8, 16),
+    (16, 32),
+    (32, 64),
+    (64, 128),
+    (128, 256),
+];
+
+/// How a statement bounds rows to the project ($1).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Project {
+    /// `project_id = $1`: the planner may use any index that leads with it.
+    Indexed,
+    /// The same test in a form no index answers: where the day key already
+    /// bounds the rows to the project, intersecting them with the project's
+    /// whole `(project_id, created_at)` index would cost more than it saves.
+    Checked,
+}
 
 /// Conditions shared by both sources: the project, the clock, the text, the
 /// session and its agent, the date range. `alias` is the table's.
-fn common_conditions(alias: &str, shape: Shape) -> String {
+fn common_conditions(alias: &str, shape: Shape, project: Project) -> String {
     let mut c = vec![
-        format!("{alias}.project_id = $1"),
+        match project {
+            Project::Indexed => format!("{alias}.project_id = $1"),
+            Project::Checked => format!("{alias}.project_id::text = $1::text"),
+        },
         format!("{alias}.created_at <= {AS_OF}"),
     ];
     if shape.query {
@@ -148,8 +182,8 @@ fn common_conditions(alias: &str, shape: Shape) -> String {
     c.join("\n AND ")
 }
 
-fn observation_conditions(shape: Shape) -> String {
-    let mut c = vec![common_conditions("o", shape)];
+fn observation_conditions(shape: Shape, project: Project) -> String {
+    let mut c = vec![common_conditions("o", shape, project)];
     if shape.kinds {
         c.push("o.kind = ANY($4::text[])".into());
     }
@@ -167,7 +201,49 @@ fn observation_conditions(shape: Shape) -> String {
     c.join("\n AND ")
 }
 
-/// One source's candidates: with a query ranked by relevance, its newest
+/// The observations to score: with a query ranked by relevance, the newest
+/// `SEARCH_RANKED_MATCHES` matches; otherwise every row the conditions keep.
+///
+/// The newest matches are found ring by ring (`RINGS`): each ring's matches
+/// come from the day-key GIN and are sorted newest first, the rings are read
+/// newest first (a nested loop over the `VALUES` list, then the rows older
+/// than the last ring), and the `LIMIT` stops reading at the ring that
+/// completes the quota. So a search reads about as many rows as it keeps,
+/// plus the rest of the last ring: a frequent word stops within the first
+/// day, a rare one reads its few matches of each ring.
+fn observations(shape: Shape, order: Order) -> String {
+    let columns = "o.id, o.created_at, o.search";
+    if !(shape.query && order == Order::Relevance) {
+        let conditions = observation_conditions(shape, Project::Indexed);
+        return format!("(SELECT {columns} FROM observations o WHERE {conditions})");
+    }
+    let n = SEARCH_RANKED_MATCHES;
+    let rings = RINGS
+        .iter()
+        .map(|(lo, hi)| format!("({lo}, {hi})"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let oldest = RINGS[RINGS.len() - 1].1 - 1;
+    format!(
+        "((SELECT c.* FROM (VALUES {rings}) r(lo, hi),
+             LATERAL (SELECT {columns} FROM observations o
+                      WHERE {ring_conditions}
+                        AND o.search_bucket = ANY(ARRAY(
+                            SELECT search_bucket($1::uuid, {AS_OF} - d * interval '1 day')
+                            FROM generate_series(r.lo, r.hi - 1) d))
+                      ORDER BY o.created_at DESC) c)
+          UNION ALL
+          (SELECT {columns} FROM observations o
+           WHERE {conditions}
+             AND o.created_at < to_timestamp((floor(extract(epoch FROM {AS_OF}) / 86400) - {oldest}) * 86400)
+           ORDER BY o.created_at DESC LIMIT {n})
+          LIMIT {n})",
+        ring_conditions = observation_conditions(shape, Project::Checked),
+        conditions = observation_conditions(shape, Project::Indexed),
+    )
+}
+
+/// The summaries to score: with a query ranked by relevance, the newest
 /// `SEARCH_RANKED_MATCHES` matches; otherwise every row the conditions keep.
 ///
 /// The newest matches are looked for in two steps. First within the last
@@ -176,26 +252,26 @@ fn observation_conditions(shape: Shape) -> String {
 /// the quota does the second step (a one-time filter Postgres skips
 /// otherwise) take the newest matches of all time. Either way the result is
 /// exactly the newest `SEARCH_RANKED_MATCHES` matches.
-fn source(table: &str, alias: &str, conditions: &str, order: Order, shape: Shape) -> String {
-    let columns = format!("{alias}.id, {alias}.created_at, {alias}.search");
-    if shape.query && order == Order::Relevance {
-        let n = SEARCH_RANKED_MATCHES;
-        format!(
-            "(WITH {alias}_recent AS MATERIALIZED (
-                 SELECT {columns} FROM {table} {alias}
-                 WHERE {conditions}
-                   AND {alias}.created_at > {AS_OF} - interval '{RECENT_WINDOW_DAYS} days'
-                 ORDER BY {alias}.created_at DESC LIMIT {n})
-              SELECT * FROM {alias}_recent WHERE (SELECT count(*) FROM {alias}_recent) >= {n}
-              UNION ALL
-              (SELECT {columns} FROM {table} {alias}
-               WHERE (SELECT count(*) FROM {alias}_recent) < {n}
-                 AND {conditions}
-               ORDER BY {alias}.created_at DESC LIMIT {n}))"
-        )
-    } else {
-        format!("(SELECT {columns} FROM {table} {alias} WHERE {conditions})")
+fn summaries(shape: Shape, order: Order) -> String {
+    let columns = "su.id, su.created_at, su.search";
+    let conditions = common_conditions("su", shape, Project::Indexed);
+    if !(shape.query && order == Order::Relevance) {
+        return format!("(SELECT {columns} FROM summaries su WHERE {conditions})");
     }
+    let n = SEARCH_RANKED_MATCHES;
+    format!(
+        "(WITH su_recent AS MATERIALIZED (
+             SELECT {columns} FROM summaries su
+             WHERE {conditions}
+               AND su.created_at > {AS_OF} - interval '{RECENT_WINDOW_DAYS} days'
+             ORDER BY su.created_at DESC LIMIT {n})
+          SELECT * FROM su_recent WHERE (SELECT count(*) FROM su_recent) >= {n}
+          UNION ALL
+          (SELECT {columns} FROM summaries su
+           WHERE (SELECT count(*) FROM su_recent) < {n}
+             AND {conditions}
+           ORDER BY su.created_at DESC LIMIT {n}))"
+    )
 }
 
 pub fn statement(order: Order, shape: Shape) -> String {
@@ -209,7 +285,7 @@ pub fn statement(order: Order, shape: Shape) -> String {
     // newest walks `(project_id, created_at)` and stops early; then the two
     // are merged and paged. Ids are unique across both tables (UUIDs), so
     // `id` settles every tie.
-    let observations = source("observations", "o", &observation_conditions(shape), order, shape);
+    let observations = observations(shape, order);
     let mut sql = format!(
         "SELECT source, id, score, {AS_OF} AS as_of FROM (
              (SELECT 'observation'::text AS source, o.id, o.created_at, {obs_score} AS score
@@ -218,7 +294,7 @@ pub fn statement(order: Order, shape: Shape) -> String {
         obs_score = score("o"),
     );
     if shape.summaries {
-        let summaries = source("summaries", "su", &common_conditions("su", shape), order, shape);
+        let summaries = summaries(shape, order);
         sql.push_str(&format!(
             "
              UNION ALL

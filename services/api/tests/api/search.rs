@@ -1203,18 +1203,25 @@ async fn a_question_finds_memories_with_any_of_its_words_and_more_words_rank_hig
 
 /// `n` observations with "gadget" in the narrative, 1..=n hours old.
 async fn gadgets(app: &TestApp, n: i64, at: DateTime<Utc>) {
+    gadgets_every(app, n, 1, at).await
+}
+
+/// `n` observations with "gadget" in the narrative, `hours`, 2 × `hours` …
+/// n × `hours` old.
+async fn gadgets_every(app: &TestApp, n: i64, hours: i64, at: DateTime<Utc>) {
     sqlx::query(
         "INSERT INTO observations (id, team_id, project_id, generation_key, kind, title, narrative,
              provider, model, created_at, updated_at)
          SELECT gen_random_uuid(), $1, $2, 'test:gadget:' || g || ':' || $2, 'discovery', 'Note',
-                'The gadget was checked.', 'heuristic', 'none', $3 - g * interval '1 hour',
-                $3 - g * interval '1 hour'
+                'The gadget was checked.', 'heuristic', 'none', $3 - g * $5::int * interval '1 hour',
+                $3 - g * $5::int * interval '1 hour'
          FROM generate_series(1, $4::int) g",
     )
     .bind(app.team_id)
     .bind(app.project_id)
     .bind(at)
     .bind(n as i32)
+    .bind(hours as i32)
     .execute(&app.pool)
     .await
     .unwrap();
@@ -1257,4 +1264,40 @@ async fn the_200_newest_matches_are_ranked_whether_or_not_the_last_two_weeks_hol
     assert!(!hit_ids(&body).contains(&old_title));
     let all = found(&app, "query=gadget&orderBy=oldest&limit=1").await;
     assert_eq!(all, [old_title], "unranked orders still see every match");
+}
+
+#[tokio::test]
+async fn the_200_newest_matches_are_ranked_across_every_ring_of_days() {
+    // 250 matches a day and a bit apart reach back 260 days, through every
+    // ring of days (search/sql.rs `RINGS`) and past the last one. Two title
+    // matches sit between them: one is the 200th newest match, one the
+    // 201st. Only the first is ranked, and then it is the best hit.
+    let app = spawn_app().await;
+    let at = base();
+    gadgets_every(&app, 250, 25, at).await;
+    let title = |hours_ago| Obs {
+        title: "Gadget registry",
+        hours_ago,
+        ..Obs::default()
+    };
+    let ranked = insert(&app, at, title(25 * 199 + 12)).await;
+    let unranked = insert(&app, at, title(25 * 200 + 12)).await;
+    let body = search(&app, "query=gadget&limit=100").await;
+    let ids = hit_ids(&body);
+    assert_eq!(ids[0], ranked);
+    assert!(!ids.contains(&unranked));
+    // Page two and three go on through the same 200 candidates and stop there.
+    let mut seen = ids.len();
+    let mut cursor = body["nextCursor"].as_str().map(str::to_owned);
+    while let Some(c) = cursor {
+        let page = search(&app, &format!("query=gadget&limit=100&cursor={c}")).await;
+        assert!(!hit_ids(&page).contains(&unranked));
+        seen += hit_ids(&page).len();
+        cursor = page["nextCursor"].as_str().map(str::to_owned);
+    }
+    assert_eq!(seen, 200);
+    assert!(
+        found(&app, "query=gadget&orderBy=oldest&limit=100").await.contains(&unranked),
+        "unranked orders still see every match"
+    );
 }
