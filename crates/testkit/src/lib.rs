@@ -93,6 +93,10 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
+    // The embedder's settings pass through, so a suite can run with embeddings on.
+    for (k, v) in std::env::vars().filter(|(k, _)| k.starts_with("CAIRN_EMBED_")) {
+        env.insert(k, v);
+    }
     for (k, v) in options.extra {
         env.insert(k.to_string(), v);
     }

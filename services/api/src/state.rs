@@ -18,6 +18,9 @@ pub struct Inner {
     pub privacy: PrivacyFilter,
     pub wakeups: WakeupPublisher,
     pub rate_limiter: RateLimiter,
+    /// The query embedder; `None` when embeddings are off or the model is
+    /// missing (search and context are then full-text only).
+    pub embedder: Option<cairn_embed::Embedder>,
 }
 
 impl std::ops::Deref for AppState {
@@ -38,6 +41,7 @@ impl AppState {
         let wakeups = WakeupPublisher::new(&config.store.redis_url, config.limits.wakeup_timeout)?;
         let tokens = TokenCache::new(config.auth_cache_ttl, config.rate_limits.bad_token_ttl);
         let rate_limiter = RateLimiter::new(&config.rate_limits);
+        let embedder = cairn_embed::Embedder::from_config(&config.embed);
         Ok(Self(Arc::new(Inner {
             pool,
             config,
@@ -46,6 +50,7 @@ impl AppState {
             privacy,
             wakeups,
             rate_limiter,
+            embedder,
         })))
     }
 }

@@ -64,6 +64,9 @@ pub struct SearchArgs {
     pub order_by: Option<String>,
     /// Project id or slug; not needed with a project token.
     pub project: Option<String>,
+    /// How the query is matched: `fulltext` (its words), `vector` (its meaning) or `hybrid`
+    /// (both, fused; the default when the server has embeddings, else `fulltext`).
+    pub mode: Option<String>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -228,9 +231,11 @@ impl CairnMcp {
         let since = args.date_start.map(|d| time("dateStart", d, false)).transpose()?;
         let until = args.date_end.map(|d| time("dateEnd", d, true)).transpose()?;
         let query = nonblank(args.query);
+        let mode = search::Mode::parse(args.mode.as_deref())?;
         let project = self.project(auth, args.project.as_deref()).await?;
         let page = search::search(
             &self.state.pool,
+            self.state.embedder.as_ref(),
             &SearchRequest {
                 project_id: project.id,
                 query: query.clone(),
@@ -244,6 +249,7 @@ impl CairnMcp {
                 order,
                 limit,
                 cursor: (offset > 0).then(|| search::at_offset(offset)),
+                mode,
             },
         )
         .await?;
@@ -264,7 +270,16 @@ impl CairnMcp {
             Anchor::Observation(id) => format!("observation {id}"),
             Anchor::Query(q) => format!("a match for \"{q}\""),
         };
-        match search::timeline(&self.state.pool, project.id, anchor, before, after).await? {
+        match search::timeline(
+            &self.state.pool,
+            self.state.embedder.as_ref(),
+            project.id,
+            anchor,
+            before,
+            after,
+        )
+        .await?
+        {
             Some(timeline) => Ok(format::timeline(&timeline)),
             None => Err(ToolError(format!("not_found: no {described} in this project"))),
         }

@@ -66,6 +66,7 @@ pub async fn post_search(
         .filter(|p| !p.is_empty());
     let page = search::search(
         &state.pool,
+        state.embedder.as_ref(),
         &SearchRequest {
             project_id: project.id,
             query: Some(input.query),
@@ -77,6 +78,7 @@ pub async fn post_search(
             order: Order::Relevance,
             limit,
             cursor: None,
+            mode: None,
         },
     )
     .await?;
@@ -125,6 +127,10 @@ pub struct SearchQuery {
     pub offset: Option<i64>,
     /// Turn and session summaries are hits too (default true).
     pub summaries: Option<bool>,
+    /// How a query is matched (with `orderBy=relevance`): `fulltext` (its words), `vector`
+    /// (its meaning; 422 when the server has no embeddings) or `hybrid` (both, fused by
+    /// reciprocal rank). Default: `hybrid` when the server has embeddings, else `fulltext`.
+    pub mode: Option<String>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -186,9 +192,11 @@ pub async fn get_search(
         since,
         until,
     };
+    let mode = search::Mode::parse(q.mode.as_deref())?;
     let project = auth.project(&state, q.project_id.as_deref()).await?;
     let page = search::search(
         &state.pool,
+        state.embedder.as_ref(),
         &SearchRequest {
             project_id: project.id,
             query: q.query,
@@ -197,6 +205,7 @@ pub async fn get_search(
             order,
             limit,
             cursor,
+            mode,
         },
     )
     .await?;
@@ -253,9 +262,16 @@ pub async fn get_timeline(
         _ => return Err(invalid("send one of `anchor` (an observation id) or `query`")),
     };
     let project = auth.project(&state, q.project_id.as_deref()).await?;
-    let timeline = search::timeline(&state.pool, project.id, anchor, before, after)
-        .await?
-        .ok_or_else(|| ApiError::not_found("observation_not_found", "no such observation in this project"))?;
+    let timeline = search::timeline(
+        &state.pool,
+        state.embedder.as_ref(),
+        project.id,
+        anchor,
+        before,
+        after,
+    )
+    .await?
+    .ok_or_else(|| ApiError::not_found("observation_not_found", "no such observation in this project"))?;
     Ok(Json(TimelineResponse {
         anchor: timeline.anchor,
         observations: timeline.items.into_iter().map(Into::into).collect(),

@@ -3,20 +3,26 @@
 //! cursor pagination, summaries as hits too; the timeline around an
 //! observation; observations by ids. Served over HTTP (`routes/search.rs`)
 //! and MCP (`mcp/`). The ranking formula is in `rank`, the statement in
-//! `sql`; README.md beside this file says how it all behaves.
+//! `sql`; README.md beside this file says how it all behaves. With
+//! embeddings, a query is also matched by meaning (`vector`) and the two
+//! rankings are fused (`fuse`), as the request's `mode` asks.
 
 pub mod cursor;
 pub mod dto;
+pub mod fuse;
+pub mod mode;
 pub mod params;
 pub mod query;
 pub mod rank;
 mod sql;
 mod timeline;
+pub mod vector;
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 pub use cursor::{Cursor, at_offset};
+pub use mode::Mode;
 pub use sql::RANKED_MATCHES;
 
 use crate::{
@@ -73,6 +79,8 @@ pub struct SearchRequest {
     pub limit: i64,
     /// Opaque, from a previous page's `next_cursor` (or `cursor::at_offset`).
     pub cursor: Option<String>,
+    /// `None`: the server's default (`Mode::resolve`).
+    pub mode: Option<Mode>,
 }
 
 /// A page holds at most 100 hits, so the rows stay inline (no boxing) and
@@ -107,8 +115,14 @@ pub struct Page {
 }
 
 /// One page of hits, best first. Refuses (422) a limit outside 1..=100
-/// (`invalid_field`) and a cursor it did not make (`invalid_cursor`).
-pub async fn search(pool: &sqlx::PgPool, request: &SearchRequest) -> ApiResult<Page> {
+/// (`invalid_field`), a cursor it did not make (`invalid_cursor`) and
+/// `mode=vector` without an embedder (`invalid_field`).
+pub async fn search(
+    pool: &sqlx::PgPool,
+    embedder: Option<&cairn_embed::Embedder>,
+    request: &SearchRequest,
+) -> ApiResult<Page> {
+    let mode = Mode::resolve(request.mode, embedder.is_some())?;
     let limit = params::limit(Some(request.limit), 20)?;
     let cursor = match request.cursor.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
         Some(text) => Cursor::decode(text)?,
@@ -144,6 +158,21 @@ pub async fn search(pool: &sqlx::PgPool, request: &SearchRequest) -> ApiResult<P
         (None, Order::Relevance) => Order::Newest,
         (_, order) => order,
     };
+    // Meaning only matters to a ranked query; dates order by the words.
+    if let (Some(embedder), Some(text), Order::Relevance, Mode::Vector | Mode::Hybrid) =
+        (embedder, request.query.as_deref(), order, mode)
+    {
+        let ranked = RankedQuery {
+            text,
+            any: query,
+            exclude,
+            limit,
+            cursor,
+        };
+        if let Some(page) = by_meaning(pool, embedder, request, mode, &ranked).await? {
+            return Ok(page);
+        }
+    }
     let mut keys = sql::hits(
         pool,
         order,
@@ -167,7 +196,17 @@ pub async fn search(pool: &sqlx::PgPool, request: &SearchRequest) -> ApiResult<P
         .encode()
     });
     keys.truncate(limit as usize);
-    let (mut observations, mut summaries) = sql::load(pool, request.project_id, &keys).await?;
+    load_page(pool, request.project_id, keys, next_cursor).await
+}
+
+/// The rows of a page's keys, in order; a row deleted since the page was ranked is skipped.
+async fn load_page(
+    pool: &sqlx::PgPool,
+    project_id: Uuid,
+    keys: Vec<sql::HitKey>,
+    next_cursor: Option<String>,
+) -> ApiResult<Page> {
+    let (mut observations, mut summaries) = sql::load(pool, project_id, &keys).await?;
     // A row deleted since the page was ranked is skipped.
     let hits = keys
         .into_iter()
@@ -181,6 +220,126 @@ pub async fn search(pool: &sqlx::PgPool, request: &SearchRequest) -> ApiResult<P
         })
         .collect();
     Ok(Page { hits, next_cursor })
+}
+
+/// A ranked query, parsed.
+struct RankedQuery<'a> {
+    /// As typed: what is embedded.
+    text: &'a str,
+    /// `query::Text::any` and `exclude`, for the full-text side.
+    any: Option<&'a str>,
+    exclude: Option<&'a str>,
+    limit: i64,
+    cursor: Cursor,
+}
+
+/// Full-text hits a hybrid search fuses (the statement ranks at most the
+/// newest 200 matches of each source anyway).
+const FULLTEXT_CANDIDATES: i64 = 400;
+
+/// A `vector` or `hybrid` page: the vector hits alone (scored by cosine
+/// similarity) or fused with the full-text hits (scored by reciprocal-rank
+/// fusion), paged by the cursor's offset over that list, as of the first
+/// page's clock. `None` when the query cannot be embedded now: a hybrid
+/// search is then answered full-text (logged); a vector one is 503.
+async fn by_meaning(
+    pool: &sqlx::PgPool,
+    embedder: &cairn_embed::Embedder,
+    request: &SearchRequest,
+    mode: Mode,
+    q: &RankedQuery<'_>,
+) -> ApiResult<Option<Page>> {
+    let vector = match embedder.embed_one(q.text).await {
+        Ok(v) => v,
+        Err(e) if mode == Mode::Hybrid => {
+            tracing::warn!(error = %e, "query not embedded: answered full-text");
+            return Ok(None);
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "query not embedded");
+            return Err(ApiError::new(
+                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                "embeddings_unavailable",
+                "the query could not be embedded; try `mode=fulltext` or `hybrid`",
+            ));
+        }
+    };
+    let summaries = request.include_summaries && request.filters.admits_summaries();
+    let (similar, as_of) = vector::candidates(
+        pool,
+        &vector::Request {
+            project_id: request.project_id,
+            as_of: q.cursor.as_of,
+            filters: &request.filters,
+            summaries,
+            model: embedder.model(),
+            query: &vector,
+        },
+    )
+    .await?;
+    let as_of = q.cursor.as_of.or(as_of);
+    let ranked: Vec<fuse::Fused> = match mode {
+        Mode::Vector => similar
+            .into_iter()
+            .map(|s| fuse::Fused {
+                source: s.source,
+                id: s.id,
+                score: s.similarity as f64,
+            })
+            .collect(),
+        _ => {
+            let text = match q.any {
+                Some(any) => {
+                    sql::hits(
+                        pool,
+                        Order::Relevance,
+                        &sql::Params {
+                            project_id: request.project_id,
+                            as_of,
+                            query: Some(any),
+                            exclude: q.exclude,
+                            filters: &request.filters,
+                            summaries,
+                            fetch: FULLTEXT_CANDIDATES,
+                            offset: 0,
+                        },
+                    )
+                    .await?
+                }
+                None => vec![],
+            };
+            let text_keys = text.iter().map(|k| (k.source.clone(), k.id)).collect();
+            let vector_keys = similar.into_iter().map(|s| (s.source, s.id)).collect();
+            fuse::rrf(&[text_keys, vector_keys])
+        }
+    };
+    let Some(as_of) = as_of else {
+        return Ok(Some(Page {
+            hits: vec![],
+            next_cursor: None,
+        }));
+    };
+    let start = (q.cursor.offset as usize).min(ranked.len());
+    let end = (start + q.limit as usize).min(ranked.len());
+    let next_cursor = (ranked.len() > end).then(|| {
+        Cursor {
+            offset: end as i64,
+            as_of: Some(as_of),
+        }
+        .encode()
+    });
+    let keys = ranked[start..end]
+        .iter()
+        .map(|f| sql::HitKey {
+            source: f.source.clone(),
+            id: f.id,
+            score: f.score,
+            as_of,
+        })
+        .collect();
+    load_page(pool, request.project_id, keys, next_cursor)
+        .await
+        .map(Some)
 }
 
 /// Where a timeline is centred.
@@ -203,6 +362,7 @@ pub struct Timeline {
 /// or the query finds none.
 pub async fn timeline(
     pool: &sqlx::PgPool,
+    embedder: Option<&cairn_embed::Embedder>,
     project_id: Uuid,
     anchor: Anchor,
     before: i64,
@@ -215,6 +375,7 @@ pub async fn timeline(
         Anchor::Query(text) => {
             let page = search(
                 pool,
+                embedder,
                 &SearchRequest {
                     project_id,
                     query: Some(text),
@@ -223,6 +384,7 @@ pub async fn timeline(
                     order: Order::Relevance,
                     limit: 1,
                     cursor: None,
+                    mode: None,
                 },
             )
             .await?;

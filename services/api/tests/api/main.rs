@@ -11,6 +11,7 @@ mod context;
 mod floods;
 mod health;
 mod helpers;
+mod hybrid;
 mod idempotency;
 mod isolation;
 mod malformed;

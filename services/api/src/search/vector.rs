@@ -1,0 +1,130 @@
+//! Vector candidates of a search: the query's embedding against the
+//! stored embeddings of the project's newest memories.
+//!
+//! The search is exact and bounded: the newest `CANDIDATE_ROWS` memories
+//! that pass the request's filters (found by the full-text module's own
+//! statement, ordered newest, so the filters and `as_of` are the same ones)
+//! have their vectors (of the current model) loaded and compared in Rust;
+//! the `TOP` most similar above `MIN_SIMILARITY` are kept. Cost grows with
+//! the bound, not with the project: bench/README.md has the figures.
+
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use super::{Filters, Order, sql};
+
+/// Memories compared per search (the newest that pass the filters).
+pub const CANDIDATE_ROWS: i64 = 2_000;
+/// Vector hits kept, best first.
+pub const TOP: usize = 100;
+/// Below this cosine similarity a memory is not a vector hit: unrelated
+/// texts score about 0 to 0.15 with all-MiniLM-L6-v2.
+pub const MIN_SIMILARITY: f32 = 0.25;
+
+/// A memory and its similarity to the query.
+#[derive(Clone, Debug)]
+pub struct Scored {
+    /// `observation` or `summary`.
+    pub source: String,
+    pub id: Uuid,
+    pub similarity: f32,
+}
+
+pub struct Request<'a> {
+    pub project_id: Uuid,
+    pub as_of: Option<DateTime<Utc>>,
+    pub filters: &'a Filters,
+    pub summaries: bool,
+    /// The embedder's model: vectors of another model are ignored.
+    pub model: &'a str,
+    pub query: &'a [f32],
+}
+
+/// The best vector hits (at most `TOP`), and the clock the candidates were
+/// read at (`None` when the project has none).
+#[tracing::instrument(skip_all, fields(project_id = %r.project_id))]
+pub async fn candidates(
+    pool: &PgPool,
+    r: &Request<'_>,
+) -> sqlx::Result<(Vec<Scored>, Option<DateTime<Utc>>)> {
+    let newest = sql::hits(
+        pool,
+        Order::Newest,
+        &sql::Params {
+            project_id: r.project_id,
+            as_of: r.as_of,
+            query: None,
+            exclude: None,
+            filters: r.filters,
+            summaries: r.summaries,
+            fetch: CANDIDATE_ROWS,
+            offset: 0,
+        },
+    )
+    .await?;
+    let as_of = newest.first().map(|k| k.as_of);
+    let ids = |source: &str| -> Vec<Uuid> {
+        newest
+            .iter()
+            .filter(|k| k.source == source)
+            .map(|k| k.id)
+            .collect()
+    };
+    let (observation_ids, summary_ids) = (ids("observation"), ids("summary"));
+    let (observations, summaries) = tokio::try_join!(
+        vectors(pool, Table::Observations, r.project_id, &observation_ids, r.model),
+        vectors(pool, Table::Summaries, r.project_id, &summary_ids, r.model),
+    )?;
+    let mut scored: Vec<Scored> = observations
+        .into_iter()
+        .map(|(id, v)| ("observation", id, v))
+        .chain(summaries.into_iter().map(|(id, v)| ("summary", id, v)))
+        .filter(|(_, _, v)| v.len() == r.query.len())
+        .map(|(source, id, v)| Scored {
+            source: source.into(),
+            id,
+            similarity: cairn_embed::dot(r.query, &v),
+        })
+        .filter(|s| s.similarity >= MIN_SIMILARITY)
+        .collect();
+    scored.sort_by(|a, b| b.similarity.total_cmp(&a.similarity).then(b.id.cmp(&a.id)));
+    scored.truncate(TOP);
+    Ok((scored, as_of))
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Table {
+    Observations,
+    Summaries,
+}
+
+/// The stored vectors of these memories made by `model`.
+#[tracing::instrument(skip(pool, ids), fields(ids = ids.len()))]
+async fn vectors(
+    pool: &PgPool,
+    table: Table,
+    project_id: Uuid,
+    ids: &[Uuid],
+    model: &str,
+) -> sqlx::Result<Vec<(Uuid, Vec<f32>)>> {
+    if ids.is_empty() {
+        return Ok(vec![]);
+    }
+    let sql = match table {
+        Table::Observations => {
+            "SELECT observation_id, embedding FROM observation_embeddings
+             WHERE observation_id = ANY($1) AND project_id = $2 AND model = $3"
+        }
+        Table::Summaries => {
+            "SELECT summary_id, embedding FROM summary_embeddings
+             WHERE summary_id = ANY($1) AND project_id = $2 AND model = $3"
+        }
+    };
+    sqlx::query_as(sql)
+        .bind(ids)
+        .bind(project_id)
+        .bind(model)
+        .fetch_all(pool)
+        .await
+}
