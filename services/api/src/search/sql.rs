@@ -117,24 +117,19 @@ pub const SEARCH_RANKED_MATCHES: i64 = 200;
 /// Where a summary's newest matches are looked for first (`window`).
 pub const RECENT_WINDOW_DAYS: i64 = 14;
 
-/// The rings of days an observation's newest matches are looked for in,
-/// newest first: `[lo, hi)` whole UTC days before the day of `as_of`. Each
-/// ring is one probe of `observations_bucket_search_idx` per day (migration
-/// 0009); rows older than the last ring are found through the project's
-/// own GIN. Past two months a day probe costs more than it saves: a word
-/// with fewer than `SEARCH_RANKED_MATCHES` matches in 64 days is rare, and
-/// reading all its matches is cheaper than probing each older day.
-pub const RINGS: [(i32, i32); 9] = [
-    (0, 1),
-    (1, 2),
-    (2, 4),
-    (4, 8),
-    (8, 16),
-    (16, 32),
-    (32, 64),
-    (64, 128),
-    (128, 256),
-];
+/// The rings an observation's newest matches are looked for in, newest
+/// first: `[lo, hi)` UTC days back from the day of `as_of`, then `[lo, hi)`
+/// weeks back from the week of the day eight days before it (the day rings
+/// cover the eight days up to `as_of`; a week ring leaves out what they
+/// cover). Each day or week of a ring is one probe of
+/// `observations_period_search_idx` (migration 0009): 24 probes reach back
+/// 16 weeks past the first 8 days. Rows older than the last ring are found
+/// through the project's own GIN: a word with fewer than
+/// `SEARCH_RANKED_MATCHES` matches in four months is rare, and reading all
+/// its matches costs less than probing every older week.
+pub const DAY_RINGS: [(i32, i32); 4] = [(0, 1), (1, 2), (2, 4), (4, 8)];
+/// See `DAY_RINGS`.
+pub const WEEK_RINGS: [(i32, i32); 5] = [(0, 1), (1, 2), (2, 4), (4, 8), (8, 16)];
 
 /// How a statement bounds rows to the project ($1).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -204,13 +199,14 @@ fn observation_conditions(shape: Shape, project: Project) -> String {
 /// The observations to score: with a query ranked by relevance, the newest
 /// `SEARCH_RANKED_MATCHES` matches; otherwise every row the conditions keep.
 ///
-/// The newest matches are found ring by ring (`RINGS`): each ring's matches
-/// come from the day-key GIN and are sorted newest first, the rings are read
-/// newest first (a nested loop over the `VALUES` list, then the rows older
-/// than the last ring), and the `LIMIT` stops reading at the ring that
-/// completes the quota. So a search reads about as many rows as it keeps,
-/// plus the rest of the last ring: a frequent word stops within the first
-/// day, a rare one reads its few matches of each ring.
+/// The newest matches are found ring by ring (`DAY_RINGS`, `WEEK_RINGS`):
+/// each ring's matches come from the period-key GIN and are sorted newest
+/// first, the rings are read newest first (a nested loop over each `VALUES`
+/// list, the day rings' before the week rings', then the rows older than
+/// the last ring), and the `LIMIT` stops reading at the ring that completes
+/// the quota. So a search reads about as many rows as it keeps, plus the
+/// rest of the last ring: a frequent word stops within the first day, a rare
+/// one reads its few matches of each ring.
 fn observations(shape: Shape, order: Order) -> String {
     let columns = "o.id, o.created_at, o.search";
     if !(shape.query && order == Order::Relevance) {
@@ -218,28 +214,50 @@ fn observations(shape: Shape, order: Order) -> String {
         return format!("(SELECT {columns} FROM observations o WHERE {conditions})");
     }
     let n = SEARCH_RANKED_MATCHES;
-    let rings = RINGS
-        .iter()
-        .map(|(lo, hi)| format!("({lo}, {hi})"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let oldest = RINGS[RINGS.len() - 1].1 - 1;
+    let values = |rings: &[(i32, i32)]| {
+        rings
+            .iter()
+            .map(|(lo, hi)| format!("({lo}, {hi})"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // The period (in days) of `as_of` minus `back` days, as in migration 0009.
+    let day = format!("floor(extract(epoch FROM {AS_OF}) / 86400)");
+    let first_week_day = DAY_RINGS[DAY_RINGS.len() - 1].1;
+    let weeks = WEEK_RINGS[WEEK_RINGS.len() - 1].1;
+    let ring = |column: &str, days: i32, key_day: &str, rings: &[(i32, i32)], bound: &str| {
+        format!(
+            "(SELECT c.* FROM (VALUES {rings}) r(lo, hi),
+                 LATERAL (SELECT {columns} FROM observations o
+                          WHERE {conditions}{bound}
+                            AND o.{column} = ANY(ARRAY(
+                                SELECT search_bucket($1::uuid, {AS_OF} - ({key_day}) * interval '1 day', {days})
+                                FROM generate_series(r.lo, r.hi - 1) k))
+                          ORDER BY o.created_at DESC) c)",
+            rings = values(rings),
+            conditions = observation_conditions(shape, Project::Checked),
+        )
+    };
     format!(
-        "((SELECT c.* FROM (VALUES {rings}) r(lo, hi),
-             LATERAL (SELECT {columns} FROM observations o
-                      WHERE {ring_conditions}
-                        AND o.search_bucket = ANY(ARRAY(
-                            SELECT search_bucket($1::uuid, {AS_OF} - d * interval '1 day')
-                            FROM generate_series(r.lo, r.hi - 1) d))
-                      ORDER BY o.created_at DESC) c)
+        "({days}
+          UNION ALL
+          {weeks_ring}
           UNION ALL
           (SELECT {columns} FROM observations o
            WHERE {conditions}
-             AND o.created_at < to_timestamp((floor(extract(epoch FROM {AS_OF}) / 86400) - {oldest}) * 86400)
+             AND o.created_at < to_timestamp((floor(({day} - {first_week_day}) / 7) - {last_week}) * 7 * 86400)
            ORDER BY o.created_at DESC LIMIT {n})
           LIMIT {n})",
-        ring_conditions = observation_conditions(shape, Project::Checked),
+        days = ring("search_day", 1, "k", &DAY_RINGS, ""),
+        weeks_ring = ring(
+            "search_week",
+            7,
+            &format!("{first_week_day} + 7 * k"),
+            &WEEK_RINGS,
+            &format!("\n AND o.created_at < to_timestamp(({day} - {}) * 86400)", first_week_day - 1),
+        ),
         conditions = observation_conditions(shape, Project::Indexed),
+        last_week = weeks - 1,
     )
 }
 

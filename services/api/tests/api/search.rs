@@ -1269,9 +1269,10 @@ async fn the_200_newest_matches_are_ranked_whether_or_not_the_last_two_weeks_hol
 #[tokio::test]
 async fn the_200_newest_matches_are_ranked_across_every_ring_of_days() {
     // 250 matches a day and a bit apart reach back 260 days, through every
-    // ring of days (search/sql.rs `RINGS`) and past the last one. Two title
-    // matches sit between them: one is the 200th newest match, one the
-    // 201st. Only the first is ranked, and then it is the best hit.
+    // ring of days and weeks (search/sql.rs `DAY_RINGS`, `WEEK_RINGS`) and
+    // past the last one. Two title matches sit between them: one is the
+    // 200th newest match, one the 201st. Only the first is ranked, and then
+    // it is the best hit.
     let app = spawn_app().await;
     let at = base();
     gadgets_every(&app, 250, 25, at).await;
@@ -1297,7 +1298,9 @@ async fn the_200_newest_matches_are_ranked_across_every_ring_of_days() {
     }
     assert_eq!(seen, 200);
     assert!(
-        found(&app, "query=gadget&orderBy=oldest&limit=100").await.contains(&unranked),
+        found(&app, "query=gadget&orderBy=oldest&limit=100")
+            .await
+            .contains(&unranked),
         "unranked orders still see every match"
     );
 }
