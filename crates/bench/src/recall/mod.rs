@@ -70,6 +70,7 @@ pub fn load(dir: &Path, profile: Profile, sets: &[Set]) -> anyhow::Result<Datase
 pub async fn run(dir: &Path, profile: Profile, sets: &[Set]) -> anyhow::Result<Report> {
     let data = load(dir, profile, sets)?;
     let mut replayed = replay::replay(&data).await.context("replaying the sessions")?;
+    let unembedded = replayed.complete_vectors().await?;
     replayed.stop_generator().await?;
     let retained = retention::measure(&replayed.app.pool, &data).await?;
     let first = data.projects.first().context("no projects")?;
@@ -81,6 +82,11 @@ pub async fn run(dir: &Path, profile: Profile, sets: &[Set]) -> anyhow::Result<R
         .filter(|j| j.status != "completed")
         .count();
     let mut notes = modes.notes.clone();
+    if let Some(n) = unembedded.filter(|&n| n > 0 && modes.list.len() > 1) {
+        notes.push(format!(
+            "{n} observations and summaries have no vector: vector figures are partial"
+        ));
+    }
     if failed > 0 {
         notes.push(format!("{failed} generation jobs did not complete"));
     }

@@ -20,6 +20,9 @@ use super::{data::Dataset, events::session_events, store};
 
 /// How long one turn's jobs may take before the run gives up.
 const JOB_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a restarted generator's backfill may take to embed the rows
+/// written without a vector.
+const EMBED_TIMEOUT: Duration = Duration::from_secs(60);
 /// Events are dated this far apart (`X-Cairn-Occurred-At`), from one base.
 const EVENT_SPACING_MS: i64 = 2_000;
 
@@ -28,6 +31,8 @@ pub struct Replayed {
     pub app: TestApp,
     /// Project slug → id.
     pub projects: HashMap<String, uuid::Uuid>,
+    /// The generator's environment (to start it again).
+    env: HashMap<String, String>,
     generator: Option<(CancellationToken, JoinHandle<anyhow::Result<()>>)>,
 }
 
@@ -38,6 +43,8 @@ fn api_options() -> Options {
         ("CAIRN_MAX_FIELD_BYTES", "16384".to_string()),
         ("CAIRN_MAX_BODY_BYTES", "2097152".to_string()),
         ("CAIRN_PROMPT_CONTEXT_DEADLINE_MS", "10000".to_string()),
+        // A query's embedding must not time out on a busy machine (vector and hybrid modes).
+        ("CAIRN_EMBED_TIMEOUT_MS", "60000".to_string()),
     ];
     if let Ok(home) = std::env::var("HOME") {
         extra.push(("HOME", home));
@@ -58,6 +65,7 @@ pub async fn replay(data: &Dataset) -> anyhow::Result<Replayed> {
         ("CAIRN_PROVIDER", "heuristic"),
         ("CAIRN_WORKERS", "1"),
         ("CAIRN_WAKEUP_POLL_MS", "100"),
+        ("CAIRN_EMBED_TIMEOUT_MS", "60000"),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -65,14 +73,13 @@ pub async fn replay(data: &Dataset) -> anyhow::Result<Replayed> {
     if let Ok(home) = std::env::var("HOME") {
         env.insert("HOME".into(), home);
     }
-    let config = GeneratorConfig::from_env(&env).context("generator config")?;
-    let shutdown = CancellationToken::new();
-    let handle = tokio::spawn(worker::run(config, shutdown.clone()));
     let mut replayed = Replayed {
         app,
         projects: HashMap::new(),
-        generator: Some((shutdown, handle)),
+        env,
+        generator: None,
     };
+    replayed.start_generator()?;
     for project in &data.projects {
         let id = create_project(&replayed.app, &project.slug, &project.name).await?;
         replayed.projects.insert(project.slug.clone(), id);
@@ -131,6 +138,36 @@ impl Replayed {
         let status = res.status().as_u16();
         let text = res.text().await?;
         Ok((status, serde_json::from_str(&text).unwrap_or(Value::String(text))))
+    }
+
+    fn start_generator(&mut self) -> anyhow::Result<()> {
+        let config = GeneratorConfig::from_env(&self.env).context("generator config")?;
+        let shutdown = CancellationToken::new();
+        let handle = tokio::spawn(worker::run(config, shutdown.clone()));
+        self.generator = Some((shutdown, handle));
+        Ok(())
+    }
+
+    /// With embeddings on (model files present, embedding tables there) and
+    /// rows written without a vector, starts the generator again: its
+    /// start-up backfill embeds them. Waits for that, so vector search sees
+    /// every memory as a long-running deployment would. Returns how many
+    /// rows still lack a vector (`None`: no embedding tables).
+    pub async fn complete_vectors(&mut self) -> anyhow::Result<Option<i64>> {
+        let missing = store::unembedded(&self.app.pool).await?;
+        if missing.is_none_or(|n| n <= 0) || !super::model_files_present() {
+            return Ok(missing);
+        }
+        self.stop_generator().await?;
+        self.start_generator()?;
+        let started = Instant::now();
+        loop {
+            let missing = store::unembedded(&self.app.pool).await?;
+            if missing.is_none_or(|n| n == 0) || started.elapsed() > EMBED_TIMEOUT {
+                return Ok(missing);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// Stops the generator (nothing more is written), waiting for it to drain.

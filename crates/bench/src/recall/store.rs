@@ -59,3 +59,26 @@ pub async fn stored_texts(pool: &PgPool, external_session_id: &str) -> anyhow::R
     .await
     .context("loading stored memories")
 }
+
+/// Observations and summaries without a vector, or `None` on a schema
+/// without embedding tables.
+#[tracing::instrument(skip(pool))]
+pub async fn unembedded(pool: &PgPool) -> anyhow::Result<Option<i64>> {
+    let has_tables: bool = sqlx::query_scalar("SELECT to_regclass('observation_embeddings') IS NOT NULL")
+        .fetch_one(pool)
+        .await
+        .context("looking for embedding tables")?;
+    if !has_tables {
+        return Ok(None);
+    }
+    sqlx::query_scalar(
+        "SELECT (SELECT count(*) FROM observations o
+                 WHERE NOT EXISTS (SELECT 1 FROM observation_embeddings e WHERE e.observation_id = o.id))
+              + (SELECT count(*) FROM summaries s
+                 WHERE NOT EXISTS (SELECT 1 FROM summary_embeddings e WHERE e.summary_id = s.id))",
+    )
+    .fetch_one(pool)
+    .await
+    .map(Some)
+    .context("counting rows without vectors")
+}
