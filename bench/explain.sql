@@ -8,8 +8,9 @@
 --   q2_max, q4_max             2- and 4-word queries with the most matches
 --   prompt_or                  an OR query as gather::any_word_query makes it
 -- Each plan follows a line `== <label>`; memory.sh summarises them.
--- Copied from services/api/src/context/gather.rs, search/sql.rs, search/rank.rs
--- and store/observations.rs: keep in step when those change.
+-- The search statement comes from search_hits.sql, written from the code; the
+-- others are copied from services/api/src/context/gather.rs and
+-- store/observations.rs: keep them in step when those change.
 
 \set ON_ERROR_STOP 1
 SET track_io_timing = on;
@@ -53,61 +54,31 @@ EXPLAIN (ANALYZE, BUFFERS) EXECUTE context_matching(:'project_a', :'prompt_or', 
 
 -- ------------------------------------------------------------ search (search/sql.rs, Order::Relevance)
 -- The statement for a query and no filter, summaries included (Shape { query,
--- summaries }): only the conditions in use are written, each source ranks
--- its RANKED_MATCHES (1,000) newest matches. All 15 parameters are bound, as
--- sqlx binds them: $1 project, $2 as_of, $3 query, $4 types, $5 concepts,
--- $6 file, $7 file suffix pattern, $8 session, $9 agent, $10 platform
--- source, $11 since, $12 until, $13 summaries (unused), $14 page + 1, $15 offset.
+-- summaries }), written from the code into search_hits.sql by a test of
+-- search/sql.rs. All 16 parameters are bound, as sqlx binds them: $1 project,
+-- $2 as_of, $3 query, $4 types, $5 concepts, $6 file, $7 file suffix
+-- pattern, $8 session, $9 agent, $10 platform source, $11 since, $12 until,
+-- $13 summaries (unused), $14 page + 1, $15 offset, $16 excluded words.
 
-PREPARE search_hits(uuid, timestamptz, text, text[], text[], text, text, uuid, text, text,
-                    timestamptz, timestamptz, boolean, int8, int8) AS
-SELECT source, id, score, coalesce($2::timestamptz, now()) AS as_of FROM (
-    (SELECT 'observation'::text AS source, o.id, o.created_at,
-            CASE WHEN $3::text IS NULL THEN 0::float8 ELSE
-                ts_rank_cd('{0.1, 0.2, 0.4, 1}'::float4[], o.search, websearch_to_tsquery('english', $3::text))::float8
-                * (1 + 1 / (1 + greatest(0, extract(epoch FROM coalesce($2::timestamptz, now()) - o.created_at)::float8)
-                                / 86400 / 14.0))
-            END AS score
-     FROM (SELECT o.id, o.created_at, o.search FROM observations o
-           WHERE o.project_id = $1
-             AND o.created_at <= coalesce($2::timestamptz, now())
-             AND o.search @@ websearch_to_tsquery('english', $3::text)
-           ORDER BY o.created_at DESC LIMIT 1000) o
-     ORDER BY score DESC, created_at DESC, id DESC LIMIT $14 + $15)
-    UNION ALL
-    (SELECT 'summary'::text AS source, su.id, su.created_at,
-            CASE WHEN $3::text IS NULL THEN 0::float8 ELSE
-                ts_rank_cd('{0.1, 0.2, 0.4, 1}'::float4[], su.search, websearch_to_tsquery('english', $3::text))::float8
-                * (1 + 1 / (1 + greatest(0, extract(epoch FROM coalesce($2::timestamptz, now()) - su.created_at)::float8)
-                                / 86400 / 14.0))
-            END AS score
-     FROM (SELECT su.id, su.created_at, su.search FROM summaries su
-           WHERE su.project_id = $1
-             AND su.created_at <= coalesce($2::timestamptz, now())
-             AND su.search @@ websearch_to_tsquery('english', $3::text)
-           ORDER BY su.created_at DESC LIMIT 1000) su
-     ORDER BY score DESC, created_at DESC, id DESC LIMIT $14 + $15)
-) hits
-ORDER BY score DESC, created_at DESC, id DESC
-LIMIT $14 OFFSET $15;
+\ir search_hits.sql
 
 -- GET /v1/search?projectId&query&limit=20: no filters, summaries included, 21 rows fetched.
 \echo '== search 1 word, most matches:' :q1_max
-EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q1_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0);
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q1_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0, NULL);
 \echo '== search 1 word, median matches:' :q1_median
-EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q1_median', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0);
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q1_median', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0, NULL);
 \echo '== search 2 words, most matches:' :q2_max
-EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q2_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0);
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q2_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0, NULL);
 \echo '== search 4 words, most matches:' :q4_max
-EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q4_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0);
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q4_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0, NULL);
 \echo '== search 1 word on the ~18k project:' :q1_max
-EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_small', NULL, :'q1_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0);
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_small', NULL, :'q1_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0, NULL);
 -- The 6th execution of the statement on this connection: from here Postgres
 -- may switch to a generic plan (one plan for every word, costed without the
 -- word), as it may on each API pool connection where sqlx keeps the
 -- statement prepared. The most frequent word shows what that costs.
 \echo '== search 1 word, most matches, 6th execution (plan cache):' :q1_max
-EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q1_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0);
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q1_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0, NULL);
 
 -- The page's rows, by id (store/observations.rs by_ids; search/sql.rs summaries_by_ids).
 PREPARE load_observations(uuid, uuid[]) AS

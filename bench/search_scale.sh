@@ -12,7 +12,10 @@
 #   before  the statement before OR search: websearch_to_tsquery of the text as
 #           typed (every word required), the 1,000 newest matches ranked
 #   or      the OR query (any word) ranked the same way
-#   after   the OR query as search/sql.rs runs it now
+#   window  the OR query, the 200 newest matches looked for in the last 14
+#           days first (the statement before the rings of days and weeks)
+#   after   the OR query as search/sql.rs runs it now (written from the code
+#           by a test of search/sql.rs; rings of days and weeks)
 # Then EXPLAIN (ANALYZE, BUFFERS) of each variant for the query of each size
 # with the most matches. p50/p99 come from pgbench's per-transaction log.
 # Output: bench/out/search_scale-<date>.txt (table) and .d/ (logs, plans).
@@ -96,7 +99,8 @@ for variant in $VARIANTS; do
               ORDER BY (SELECT count(*) FROM observations o WHERE o.project_id = '00000000-0000-4000-8000-000000000000'
                         AND o.search @@ websearch_to_tsquery('english', b.q_typed)) DESC LIMIT 1")
         { echo "== $variant $n words: $q"
-          sed "s/:q/$(printf '%s' "$q" | sed 's/[\/&]/\\&/g')/g" "$BENCH_DIR/search_scale_$variant.sql" |
+          sed '/^--/d' "$BENCH_DIR/search_scale_$variant.sql" |
+              sed "s/:q/$(printf '%s' "$q" | sed 's/[\/&]/\\&/g')/g" |
               sed '1s/^/EXPLAIN (ANALYZE, BUFFERS) /' | psql -X -q -d "$DB" -f - ; } >>"$WORK/explain.txt" 2>&1
     done
 done

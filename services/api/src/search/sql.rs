@@ -418,6 +418,75 @@ mod tests {
         assert_eq!(suffix_pattern("a_b%c\\d"), "%/a\\_b\\%c\\\\d");
     }
 
+    /// The statement of a search for words with no filter, summaries
+    /// included (what `GET /v1/search?query=…` runs), as the benchmarks
+    /// replay it: `bench/search_hits.sql` prepares it with the parameter
+    /// types sqlx binds (for `bench/explain.sql`), and
+    /// `bench/search_scale_after.sql` has the values of `bench/search_scale.sh`
+    /// written in (project A, a page of 20, the query as `:q`). Both files are
+    /// written from the code: `CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-api
+    /// --lib bench_copies` rewrites them, and this test fails when they drift.
+    #[test]
+    fn bench_copies_of_the_statement_are_current() {
+        let statement = statement(
+            Order::Relevance,
+            Shape {
+                query: true,
+                summaries: true,
+                ..Shape::default()
+            },
+        );
+        let prepared = format!(
+            "-- Written by `CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-api --lib bench_copies`\n\
+             -- from services/api/src/search/sql.rs: a search for words, no filter, summaries\n\
+             -- included, with the parameter types sqlx binds. Do not edit.\n\
+             PREPARE search_hits(uuid, timestamptz, text, text[], text[], text, text, uuid, text, text,\n\
+             \x20                   timestamptz, timestamptz, boolean, int8, int8, text) AS\n{statement};\n"
+        );
+        // Highest numbers first, so `$1` does not eat the front of `$14`.
+        let values = [
+            (16, "NULL"),
+            (15, "0"),
+            (14, "21"),
+            (13, "true"),
+            (12, "NULL"),
+            (11, "NULL"),
+            (10, "NULL"),
+            (9, "NULL"),
+            (8, "NULL"),
+            (7, "NULL"),
+            (6, "NULL"),
+            (5, "'{}'"),
+            (4, "'{}'"),
+            (3, ":q"),
+            (2, "NULL"),
+            (1, "'00000000-0000-4000-8000-000000000000'"),
+        ];
+        let mut literal = statement.clone();
+        for (n, value) in values {
+            literal = literal.replace(&format!("${n}"), value);
+        }
+        assert!(!literal.contains('$'), "{literal}");
+        let literal = format!(
+            "-- Written by `CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-api --lib bench_copies`\n\
+             -- from services/api/src/search/sql.rs, with bench/search_scale.sh's values\n\
+             -- written in (project A, 21 rows, offset 0, the query as :q). Do not edit.\n{literal};\n"
+        );
+        let bench = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench");
+        for (file, text) in [("search_hits.sql", prepared), ("search_scale_after.sql", literal)] {
+            let path = bench.join(file);
+            if std::env::var_os("CAIRN_UPDATE_BENCH_SQL").is_some() {
+                std::fs::write(&path, &text).unwrap();
+            }
+            let committed = std::fs::read_to_string(&path).unwrap_or_default();
+            assert!(
+                committed == text,
+                "bench/{file} is not the statement search/sql.rs writes: \
+                 CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-api --lib bench_copies"
+            );
+        }
+    }
+
     #[test]
     fn only_the_filters_in_use_are_written() {
         let bare = statement(

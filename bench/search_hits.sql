@@ -1,0 +1,65 @@
+-- Written by `CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-api --lib bench_copies`
+-- from services/api/src/search/sql.rs: a search for words, no filter, summaries
+-- included, with the parameter types sqlx binds. Do not edit.
+PREPARE search_hits(uuid, timestamptz, text, text[], text[], text, text, uuid, text, text,
+                    timestamptz, timestamptz, boolean, int8, int8, text) AS
+SELECT source, id, score, coalesce($2::timestamptz, now()) AS as_of FROM (
+             (SELECT 'observation'::text AS source, o.id, o.created_at, CASE WHEN $3::text IS NULL THEN 0::float8 ELSE
+             ts_rank_cd('{0.1, 0.2, 0.4, 1}'::float4[], o.search, websearch_to_tsquery('english', $3::text))::float8
+             * (1 + 1 / (1 + greatest(0, extract(epoch FROM coalesce($2::timestamptz, now()) - o.created_at)::float8)
+                             / 86400 / 14.0))
+         END AS score
+              FROM ((SELECT c.* FROM (VALUES (0, 1), (1, 2), (2, 4), (4, 8)) r(lo, hi),
+                 LATERAL (SELECT o.id, o.created_at, o.search FROM observations o
+                          WHERE o.project_id::text = $1::text
+ AND o.created_at <= coalesce($2::timestamptz, now())
+ AND o.search @@ websearch_to_tsquery('english', $3::text)
+                            AND o.search_day = ANY(ARRAY(
+                                SELECT search_bucket($1::uuid, coalesce($2::timestamptz, now()) - (k) * interval '1 day', 1)
+                                FROM generate_series(r.lo, r.hi - 1) k))
+                          ORDER BY o.created_at DESC) c)
+          UNION ALL
+          (SELECT c.* FROM (VALUES (0, 1), (1, 2), (2, 4), (4, 8), (8, 16)) r(lo, hi),
+                 LATERAL (SELECT o.id, o.created_at, o.search FROM observations o
+                          WHERE o.project_id::text = $1::text
+ AND o.created_at <= coalesce($2::timestamptz, now())
+ AND o.search @@ websearch_to_tsquery('english', $3::text)
+ AND o.created_at < to_timestamp((floor(extract(epoch FROM coalesce($2::timestamptz, now())) / 86400) - 7) * 86400)
+                            AND o.search_week = ANY(ARRAY(
+                                SELECT search_bucket($1::uuid, coalesce($2::timestamptz, now()) - (8 + 7 * k) * interval '1 day', 7)
+                                FROM generate_series(r.lo, r.hi - 1) k))
+                          ORDER BY o.created_at DESC) c)
+          UNION ALL
+          (SELECT o.id, o.created_at, o.search FROM observations o
+           WHERE o.project_id = $1
+ AND o.created_at <= coalesce($2::timestamptz, now())
+ AND o.search @@ websearch_to_tsquery('english', $3::text)
+             AND o.created_at < to_timestamp((floor((floor(extract(epoch FROM coalesce($2::timestamptz, now())) / 86400) - 8) / 7) - 15) * 7 * 86400)
+           ORDER BY o.created_at DESC LIMIT 200)
+          LIMIT 200) o
+              ORDER BY score DESC, created_at DESC, id DESC LIMIT $14 + $15)
+             UNION ALL
+             (SELECT 'summary'::text AS source, su.id, su.created_at, CASE WHEN $3::text IS NULL THEN 0::float8 ELSE
+             ts_rank_cd('{0.1, 0.2, 0.4, 1}'::float4[], su.search, websearch_to_tsquery('english', $3::text))::float8
+             * (1 + 1 / (1 + greatest(0, extract(epoch FROM coalesce($2::timestamptz, now()) - su.created_at)::float8)
+                             / 86400 / 14.0))
+         END AS score
+              FROM (WITH su_recent AS MATERIALIZED (
+             SELECT su.id, su.created_at, su.search FROM summaries su
+             WHERE su.project_id = $1
+ AND su.created_at <= coalesce($2::timestamptz, now())
+ AND su.search @@ websearch_to_tsquery('english', $3::text)
+               AND su.created_at > coalesce($2::timestamptz, now()) - interval '14 days'
+             ORDER BY su.created_at DESC LIMIT 200)
+          SELECT * FROM su_recent WHERE (SELECT count(*) FROM su_recent) >= 200
+          UNION ALL
+          (SELECT su.id, su.created_at, su.search FROM summaries su
+           WHERE (SELECT count(*) FROM su_recent) < 200
+             AND su.project_id = $1
+ AND su.created_at <= coalesce($2::timestamptz, now())
+ AND su.search @@ websearch_to_tsquery('english', $3::text)
+           ORDER BY su.created_at DESC LIMIT 200)) su
+              ORDER BY score DESC, created_at DESC, id DESC LIMIT $14 + $15)
+         ) hits
+         ORDER BY score DESC, created_at DESC, id DESC
+         LIMIT $14 OFFSET $15;
