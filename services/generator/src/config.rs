@@ -26,6 +26,8 @@ pub struct GeneratorConfig {
     pub drain_timeout: Duration,
     pub retry: RetryPolicy,
     pub budget: Budget,
+    /// `CAIRN_EMBED_*`: the embedder for what jobs write.
+    pub embed: cairn_embed::EmbedConfig,
 }
 
 impl GeneratorConfig {
@@ -76,6 +78,7 @@ impl GeneratorConfig {
                 per_event_chars: parsed(env, "CAIRN_PROMPT_EVENT_CHARS", Budget::default().per_event_chars)?,
                 total_chars: parsed(env, "CAIRN_PROMPT_TOTAL_CHARS", Budget::default().total_chars)?,
             },
+            embed: cairn_embed::EmbedConfig::from_lookup(|k| env.get(k)),
         })
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod budget;
 pub mod config;
+pub mod embed;
 pub mod job;
 pub mod material;
 pub mod parse;

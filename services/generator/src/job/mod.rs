@@ -143,7 +143,17 @@ pub async fn finish(ctx: &Context, job: &ClaimedJob, worker: &str, prepared: Pre
     });
     let outcome = match &prepared.result {
         Ok(parsed) => {
-            match write::complete(&ctx.pool, job, prepared.job_type, worker, parsed, &usage).await {
+            match write::complete_embedded(
+                &ctx.pool,
+                ctx.embedder.as_ref(),
+                job,
+                prepared.job_type,
+                worker,
+                parsed,
+                &usage,
+            )
+            .await
+            {
                 Ok(notices) => {
                     ctx.live.publish(&notices).await;
                     Ok(Finished::Completed { rows: notices.len() })

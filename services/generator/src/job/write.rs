@@ -12,6 +12,7 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use crate::{
+    embed::{self, Target, Vectors},
     parse::{Parsed, ParsedObservation, ParsedSummary},
     provider::Usage,
     publish::LiveNotice,
@@ -26,6 +27,21 @@ pub async fn complete(
     parsed: &Parsed,
     usage: &Usage,
 ) -> Result<Vec<LiveNotice>, TransitionError> {
+    complete_embedded(pool, None, job, job_type, worker, parsed, usage).await
+}
+
+/// [`complete`], each row written with its vector when `embedder` makes one
+/// (computed before the transaction; a failure leaves the rows without).
+pub async fn complete_embedded(
+    pool: &PgPool,
+    embedder: Option<&cairn_embed::Embedder>,
+    job: &ClaimedJob,
+    job_type: JobType,
+    worker: &str,
+    parsed: &Parsed,
+    usage: &Usage,
+) -> Result<Vec<LiveNotice>, TransitionError> {
+    let vectors = embed::for_parsed(embedder, job.id, job_type, parsed).await;
     let usage_json = serde_json::to_value(usage).unwrap_or_default();
     let mut tx = pool.begin().await?;
     state_machine::apply(
@@ -43,6 +59,14 @@ pub async fn complete(
         JobType::Observations => {
             for (position, observation) in parsed.observations.iter().enumerate() {
                 let id = insert_observation(&mut tx, job, position, observation, usage).await?;
+                store_vector(
+                    &mut tx,
+                    job,
+                    &vectors,
+                    Target::Observation(id),
+                    vectors.observation(position),
+                )
+                .await?;
                 notices.push(notice("observation.created", id, job, &observation.title));
             }
         }
@@ -54,6 +78,14 @@ pub async fn complete(
                     "session"
                 };
                 let id = insert_summary(&mut tx, job, scope, summary, usage).await?;
+                store_vector(
+                    &mut tx,
+                    job,
+                    &vectors,
+                    Target::Summary(id),
+                    vectors.summary.as_deref(),
+                )
+                .await?;
                 notices.push(notice("summary.created", id, job, &summary.request));
             }
         }
@@ -61,6 +93,19 @@ pub async fn complete(
     tx.commit().await?;
     mark_session_generated(pool, job).await;
     Ok(notices)
+}
+
+async fn store_vector(
+    tx: &mut PgConnection,
+    job: &ClaimedJob,
+    vectors: &Vectors,
+    target: Target,
+    vector: Option<&[f32]>,
+) -> sqlx::Result<()> {
+    match vector {
+        Some(v) => embed::store(tx, job.project_id, target, &vectors.model, v).await,
+        None => Ok(()),
+    }
 }
 
 /// `sessions.last_generated_at`, after the commit and at most once a second:

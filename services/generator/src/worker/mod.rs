@@ -32,6 +32,8 @@ pub struct Context {
     pub provider: Arc<dyn Provider>,
     pub live: LivePublisher,
     pub config: GeneratorConfig,
+    /// Embeds what jobs write; `None` when embeddings are off or the model is missing.
+    pub embedder: Option<cairn_embed::Embedder>,
 }
 
 /// Why a worker should look for work now.
@@ -75,11 +77,20 @@ pub async fn run_with(
         "cairn-generator started"
     );
     let live = LivePublisher::new(&config.store.redis_url, Duration::from_millis(500))?;
+    let embedder = cairn_embed::Embedder::from_config(&config.embed);
+    if let Some(embedder) = &embedder {
+        tokio::spawn(crate::embed::backfill(
+            pool.clone(),
+            embedder.clone(),
+            shutdown.clone(),
+        ));
+    }
     let ctx = Arc::new(Context {
         pool,
         provider,
         live,
         config,
+        embedder,
     });
 
     let (hint_tx, hint_rx) = mpsc::channel(ctx.config.workers * 4);

@@ -1,0 +1,180 @@
+//! The generator embeds what it writes: each observation and summary gets
+//! its vector in the same transaction; a missing model or a failing
+//! endpoint never fails a job (the rows are written without vectors), and
+//! the backfill adds the missing vectors later.
+
+use std::path::PathBuf;
+
+use cairn_embed::Embedder;
+use cairn_generator::embed::{backfill_batch, observation_text, summary_text};
+use cairn_testkit::{TestApp, spawn_app};
+use wiremock::{Mock, MockServer, ResponseTemplate, matchers::method};
+
+use super::support::{MINUTE, post_turn, rows, start, wait_count};
+
+fn model_dir() -> PathBuf {
+    let dir = std::env::var("CAIRN_EMBED_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").expect("HOME")).join(".cache/cairn/models/all-minilm-l6-v2")
+        });
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "no embedding model in {} (run scripts/fetch-model.sh)",
+        dir.display()
+    );
+    dir
+}
+
+fn completed(app: &TestApp) -> String {
+    format!(
+        "SELECT count(*) FROM generation_jobs WHERE project_id = '{}' AND status = 'completed'",
+        app.project_id
+    )
+}
+
+/// An observation's title, subtitle, facts, narrative; its vector's model, dims, values.
+type ObservationRow = (String, String, Vec<String>, String, String, i32, Vec<f32>);
+/// A summary's request, investigated, learned, completed, next steps; its vector's model, dims, values.
+type SummaryRow = (String, String, String, String, String, String, i32, Vec<f32>);
+
+/// Each observation's and summary's stored vector next to the text it should be the embedding of.
+async fn stored(app: &TestApp) -> Vec<(String, String, i32, Vec<f32>)> {
+    let observations: Vec<ObservationRow> = sqlx::query_as(
+        "SELECT o.title, o.subtitle, o.facts, o.narrative, e.model, e.dims, e.embedding
+         FROM observations o JOIN observation_embeddings e ON e.observation_id = o.id
+         WHERE o.project_id = $1 AND e.project_id = $1",
+    )
+    .bind(app.project_id)
+    .fetch_all(&app.pool)
+    .await
+    .unwrap();
+    let summaries: Vec<SummaryRow> = sqlx::query_as(
+        "SELECT s.request, s.investigated, s.learned, s.completed, s.next_steps, e.model, e.dims, e.embedding
+         FROM summaries s JOIN summary_embeddings e ON e.summary_id = s.id
+         WHERE s.project_id = $1 AND e.project_id = $1",
+    )
+    .bind(app.project_id)
+    .fetch_all(&app.pool)
+    .await
+    .unwrap();
+    observations
+        .into_iter()
+        .map(|(t, st, f, n, m, d, v)| (observation_text(&t, &st, &f, &n), m, d, v))
+        .chain(
+            summaries
+                .into_iter()
+                .map(|(r, i, l, c, ns, m, d, v)| (summary_text(&r, &i, &l, &c, &ns), m, d, v)),
+        )
+        .collect()
+}
+
+async fn embeddings(app: &TestApp) -> i64 {
+    rows(app, "observation_embeddings").await + rows(app, "summary_embeddings").await
+}
+
+async fn memories(app: &TestApp) -> i64 {
+    rows(app, "observations").await + rows(app, "summaries").await
+}
+
+#[tokio::test]
+async fn every_observation_and_summary_is_written_with_its_vector() {
+    let app = spawn_app().await;
+    post_turn(&app, "s-embed", "fix the parser panic on empty input").await;
+    let dir = model_dir().display().to_string();
+    let generator = start(&app, &[("CAIRN_EMBED_MODEL_DIR", &dir)]);
+    wait_count(&app.pool, &completed(&app), 2, MINUTE).await;
+    generator.stop().await;
+    let written = memories(&app).await;
+    assert!(written >= 2, "an observation and a turn summary at least");
+    let vectors = stored(&app).await;
+    let listed: Vec<(String, String, bool)> = sqlx::query_as(
+        "SELECT 'observation', title, EXISTS (SELECT 1 FROM observation_embeddings e WHERE e.observation_id = o.id)
+         FROM observations o WHERE project_id = $1
+         UNION ALL
+         SELECT 'summary ' || scope, request, EXISTS (SELECT 1 FROM summary_embeddings e WHERE e.summary_id = s.id)
+         FROM summaries s WHERE project_id = $1",
+    )
+    .bind(app.project_id)
+    .fetch_all(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        vectors.len() as i64,
+        written,
+        "every row has its vector: {listed:?}"
+    );
+    let embedder = Embedder::local(&model_dir()).unwrap();
+    for (text, model, dims, vector) in vectors {
+        assert_eq!((model.as_str(), dims), ("all-MiniLM-L6-v2", 384));
+        let expected = embedder.embed_one(&text).await.unwrap();
+        let similarity = cairn_embed::dot(&expected, &vector);
+        assert!(
+            similarity > 0.9999,
+            "the vector is the embedding of the row's text ({similarity}): {text}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_missing_model_writes_rows_without_vectors_and_the_backfill_adds_them() {
+    let app = spawn_app().await;
+    post_turn(&app, "s-nomodel", "fix the parser panic on empty input").await;
+    let generator = start(&app, &[("CAIRN_EMBED_MODEL_DIR", "/nonexistent/cairn-model")]);
+    wait_count(&app.pool, &completed(&app), 2, MINUTE).await;
+    generator.stop().await;
+    let written = memories(&app).await;
+    assert!(written >= 2);
+    assert_eq!(embeddings(&app).await, 0);
+    let failed: i64 = app
+        .count(&format!(
+            "SELECT count(*) FROM generation_jobs WHERE project_id = '{}' AND status <> 'completed'",
+            app.project_id
+        ))
+        .await;
+    assert_eq!(failed, 0);
+
+    let embedder = Embedder::local(&model_dir()).unwrap();
+    assert_eq!(
+        backfill_batch(&app.pool, &embedder).await.unwrap() as i64,
+        written
+    );
+    assert_eq!(embeddings(&app).await, written);
+    assert_eq!(
+        backfill_batch(&app.pool, &embedder).await.unwrap(),
+        0,
+        "nothing left"
+    );
+    for (text, _, _, vector) in stored(&app).await {
+        let expected = embedder.embed_one(&text).await.unwrap();
+        assert!(cairn_embed::dot(&expected, &vector) > 0.9999, "{text}");
+    }
+}
+
+#[tokio::test]
+async fn a_failing_embedding_endpoint_never_fails_a_job() {
+    let app = spawn_app().await;
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500))
+        .mount(&server)
+        .await;
+    post_turn(&app, "s-endpoint-down", "fix the parser panic on empty input").await;
+    let base = format!("{}/v1", server.uri());
+    let generator = start(
+        &app,
+        &[
+            ("CAIRN_EMBED_PROVIDER", "openai"),
+            ("CAIRN_EMBED_BASE_URL", &base),
+            ("CAIRN_EMBED_TIMEOUT_MS", "500"),
+        ],
+    );
+    wait_count(&app.pool, &completed(&app), 2, MINUTE).await;
+    generator.stop().await;
+    assert!(memories(&app).await >= 2);
+    assert_eq!(embeddings(&app).await, 0);
+    assert!(
+        !server.received_requests().await.unwrap().is_empty(),
+        "the endpoint was asked"
+    );
+}
