@@ -82,9 +82,9 @@ pub async fn run(dir: &Path, profile: Profile, sets: &[Set]) -> anyhow::Result<R
         .filter(|j| j.status != "completed")
         .count();
     let mut notes = modes.notes.clone();
-    if let Some(n) = unembedded.filter(|&n| n > 0 && modes.list.len() > 1) {
+    if let Some((missing, embedded)) = unembedded.filter(|&(n, _)| n > 0 && modes.list.len() > 1) {
         notes.push(format!(
-            "{n} observations and summaries have no vector: vector figures are partial"
+            "{missing} observations and summaries have no vector ({embedded} have one): vector figures are partial"
         ));
     }
     if failed > 0 {

@@ -148,23 +148,28 @@ impl Replayed {
         Ok(())
     }
 
-    /// With embeddings on (model files present, embedding tables there) and
-    /// rows written without a vector, starts the generator again: its
-    /// start-up backfill embeds them. Waits for that, so vector search sees
-    /// every memory as a long-running deployment would. Returns how many
-    /// rows still lack a vector (`None`: no embedding tables).
-    pub async fn complete_vectors(&mut self) -> anyhow::Result<Option<i64>> {
-        let missing = store::unembedded(&self.app.pool).await?;
-        if missing.is_none_or(|n| n <= 0) || !super::model_files_present() {
-            return Ok(missing);
+    /// With embeddings on (model files present, the generator writing
+    /// vectors) and rows written without one, starts the generator again:
+    /// its start-up backfill embeds them. Waits for that, so vector search
+    /// sees every memory as a long-running deployment would. Returns how
+    /// many rows lack a vector and how many have one (`None`: no embedding
+    /// tables).
+    pub async fn complete_vectors(&mut self) -> anyhow::Result<Option<(i64, i64)>> {
+        let counts = store::vectors(&self.app.pool).await?;
+        let Some((missing, embedded)) = counts else {
+            return Ok(None);
+        };
+        // No vector at all: this generator does not embed; nothing to wait for.
+        if missing == 0 || embedded == 0 || !super::model_files_present() {
+            return Ok(counts);
         }
         self.stop_generator().await?;
         self.start_generator()?;
         let started = Instant::now();
         loop {
-            let missing = store::unembedded(&self.app.pool).await?;
-            if missing.is_none_or(|n| n == 0) || started.elapsed() > EMBED_TIMEOUT {
-                return Ok(missing);
+            let counts = store::vectors(&self.app.pool).await?;
+            if counts.is_none_or(|(missing, _)| missing == 0) || started.elapsed() > EMBED_TIMEOUT {
+                return Ok(counts);
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }

@@ -60,10 +60,10 @@ pub async fn stored_texts(pool: &PgPool, external_session_id: &str) -> anyhow::R
     .context("loading stored memories")
 }
 
-/// Observations and summaries without a vector, or `None` on a schema
-/// without embedding tables.
+/// Observations and summaries (without a vector, with one), or `None` on a
+/// schema without embedding tables.
 #[tracing::instrument(skip(pool))]
-pub async fn unembedded(pool: &PgPool) -> anyhow::Result<Option<i64>> {
+pub async fn vectors(pool: &PgPool) -> anyhow::Result<Option<(i64, i64)>> {
     let has_tables: bool = sqlx::query_scalar("SELECT to_regclass('observation_embeddings') IS NOT NULL")
         .fetch_one(pool)
         .await
@@ -71,14 +71,15 @@ pub async fn unembedded(pool: &PgPool) -> anyhow::Result<Option<i64>> {
     if !has_tables {
         return Ok(None);
     }
-    sqlx::query_scalar(
+    sqlx::query_as(
         "SELECT (SELECT count(*) FROM observations o
                  WHERE NOT EXISTS (SELECT 1 FROM observation_embeddings e WHERE e.observation_id = o.id))
               + (SELECT count(*) FROM summaries s
-                 WHERE NOT EXISTS (SELECT 1 FROM summary_embeddings e WHERE e.summary_id = s.id))",
+                 WHERE NOT EXISTS (SELECT 1 FROM summary_embeddings e WHERE e.summary_id = s.id)),
+                (SELECT count(*) FROM observation_embeddings) + (SELECT count(*) FROM summary_embeddings)",
     )
     .fetch_one(pool)
     .await
     .map(Some)
-    .context("counting rows without vectors")
+    .context("counting rows with and without vectors")
 }
