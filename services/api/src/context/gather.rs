@@ -1,6 +1,8 @@
 //! What a context is made from, read from Postgres: the project's settings,
 //! its newest summaries and observations, and (with a query) the
-//! observations that match it best. Every query is bounded to one project.
+//! observations that match it best — by its words, and with an embedder by
+//! its meaning too, the two fused as search fuses them (`relevant`). Every
+//! query is bounded to one project.
 
 use chrono::{DateTime, Utc};
 use sqlx::{PgPool, prelude::FromRow};
@@ -73,6 +75,16 @@ const OBSERVATION_COLUMNS: &str =
     "id, kind, title, subtitle, facts, narrative, files_read, files_modified, created_at";
 
 pub async fn candidates(pool: &PgPool, project_id: Uuid, query: Option<&str>) -> sqlx::Result<Candidates> {
+    candidates_with(pool, None, project_id, query).await
+}
+
+/// [`candidates`], the relevant ones found by words and meaning when there is an embedder.
+pub async fn candidates_with(
+    pool: &PgPool,
+    embedder: Option<&cairn_embed::Embedder>,
+    project_id: Uuid,
+    query: Option<&str>,
+) -> sqlx::Result<Candidates> {
     let summaries = sqlx::query_as(
         "SELECT id, session_id, scope, request, learned, completed, next_steps, created_at
          FROM summaries WHERE project_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2",
@@ -96,8 +108,8 @@ pub async fn candidates(pool: &PgPool, project_id: Uuid, query: Option<&str>) ->
     .fetch_one(pool);
     let (summaries, recent, total_observations): (Vec<SummaryItem>, Vec<ObservationItem>, i64) =
         tokio::try_join!(summaries, recent, total)?;
-    let relevant = match query.map(any_word_query).filter(|q| !q.is_empty()) {
-        Some(q) => matching(pool, project_id, &q).await?,
+    let relevant = match query.map(str::trim).filter(|q| !q.is_empty()) {
+        Some(q) => relevant(pool, embedder, project_id, q).await?,
         None => recent.iter().take(DETAILED as usize).cloned().collect(),
     };
     Ok(Candidates {
@@ -112,6 +124,19 @@ pub async fn candidates(pool: &PgPool, project_id: Uuid, query: Option<&str>) ->
 /// narrative, newer first on ties. Only the newest `RANKED_MATCHES` matches
 /// are ranked (as in search): ranking reads each match's whole vector.
 pub async fn matching(pool: &PgPool, project_id: Uuid, or_query: &str) -> sqlx::Result<Vec<ObservationItem>> {
+    matching_up_to(pool, project_id, or_query, DETAILED).await
+}
+
+/// Full-text matches fused with the vector hits (`relevant`).
+const FUSED_MATCHES: i64 = 50;
+
+#[tracing::instrument(skip(pool, or_query))]
+async fn matching_up_to(
+    pool: &PgPool,
+    project_id: Uuid,
+    or_query: &str,
+    limit: i64,
+) -> sqlx::Result<Vec<ObservationItem>> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {OBSERVATION_COLUMNS} FROM (
              SELECT {OBSERVATION_COLUMNS}, search FROM observations
@@ -123,8 +148,82 @@ pub async fn matching(pool: &PgPool, project_id: Uuid, or_query: &str) -> sqlx::
     .persistent(false)
     .bind(project_id)
     .bind(or_query)
-    .bind(DETAILED)
+    .bind(limit)
     .bind(crate::search::RANKED_MATCHES)
+    .fetch_all(pool)
+    .await
+}
+
+/// The `DETAILED` observations most relevant to `text` (a prompt or a
+/// query): its words' best matches (`matching`) and, with an embedder, the
+/// observations closest in meaning (`search::vector`), fused by reciprocal
+/// rank as search fuses them. Without an embedder, or when the text cannot
+/// be embedded now (logged), the words' matches alone.
+pub async fn relevant(
+    pool: &PgPool,
+    embedder: Option<&cairn_embed::Embedder>,
+    project_id: Uuid,
+    text: &str,
+) -> sqlx::Result<Vec<ObservationItem>> {
+    let words = any_word_query(text);
+    let Some(embedder) = embedder else {
+        return match words.is_empty() {
+            true => Ok(vec![]),
+            false => matching(pool, project_id, &words).await,
+        };
+    };
+    let by_words = async {
+        match words.is_empty() {
+            true => Ok(vec![]),
+            false => matching_up_to(pool, project_id, &words, FUSED_MATCHES).await,
+        }
+    };
+    let by_meaning = async {
+        let vector = match embedder.embed_one(text).await {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::warn!(error = %e, "prompt not embedded: related memories by words only");
+                return Ok(vec![]);
+            }
+        };
+        let filters = crate::search::Filters::default();
+        let request = crate::search::vector::Request {
+            project_id,
+            as_of: None,
+            filters: &filters,
+            summaries: false,
+            model: embedder.model(),
+            query: &vector,
+        };
+        crate::search::vector::candidates(pool, &request)
+            .await
+            .map(|(similar, _)| similar)
+    };
+    let (by_words, by_meaning) = tokio::try_join!(by_words, by_meaning)?;
+    let key = |id: Uuid| ("observation".to_string(), id);
+    let fused = crate::search::fuse::rrf(&[
+        by_words.iter().map(|o| key(o.id)).collect(),
+        by_meaning.iter().map(|s| key(s.id)).collect(),
+    ]);
+    let ids: Vec<Uuid> = fused.iter().take(DETAILED as usize).map(|f| f.id).collect();
+    let mut known: std::collections::HashMap<Uuid, ObservationItem> =
+        by_words.into_iter().map(|o| (o.id, o)).collect();
+    let missing: Vec<Uuid> = ids.iter().filter(|id| !known.contains_key(id)).copied().collect();
+    if !missing.is_empty() {
+        for o in by_ids(pool, project_id, &missing).await? {
+            known.insert(o.id, o);
+        }
+    }
+    Ok(ids.into_iter().filter_map(|id| known.remove(&id)).collect())
+}
+
+#[tracing::instrument(skip(pool, ids), fields(ids = ids.len()))]
+async fn by_ids(pool: &PgPool, project_id: Uuid, ids: &[Uuid]) -> sqlx::Result<Vec<ObservationItem>> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE project_id = $1 AND id = ANY($2)"
+    )))
+    .bind(project_id)
+    .bind(ids)
     .fetch_all(pool)
     .await
 }

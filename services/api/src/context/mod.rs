@@ -68,6 +68,15 @@ pub struct Built {
 }
 
 pub async fn build(pool: &PgPool, request: &ContextRequest<'_>) -> ApiResult<Built> {
+    build_with(pool, None, request).await
+}
+
+/// [`build`], a query's relevant memories found by meaning too when there is an embedder.
+pub async fn build_with(
+    pool: &PgPool,
+    embedder: Option<&cairn_embed::Embedder>,
+    request: &ContextRequest<'_>,
+) -> ApiResult<Built> {
     let settings = gather::settings(pool, request.project_id)
         .await?
         .ok_or_else(|| ApiError::not_found("project_not_found", "no such project"))?;
@@ -84,7 +93,7 @@ pub async fn build(pool: &PgPool, request: &ContextRequest<'_>) -> ApiResult<Bui
         }
     };
     let query = request.query.map(str::trim).filter(|q| !q.is_empty());
-    let candidates = gather::candidates(pool, request.project_id, query).await?;
+    let candidates = gather::candidates_with(pool, embedder, request.project_id, query).await?;
     Ok(Built {
         project_id: request.project_id,
         budget_tokens: budget,

@@ -10,8 +10,14 @@ use uuid::Uuid;
 
 use super::{gather, markdown};
 
-pub async fn related(pool: &PgPool, project_id: Uuid, prompt: &str, deadline: Duration) -> Option<String> {
-    match tokio::time::timeout(deadline, lookup(pool, project_id, prompt)).await {
+pub async fn related(
+    pool: &PgPool,
+    embedder: Option<&cairn_embed::Embedder>,
+    project_id: Uuid,
+    prompt: &str,
+    deadline: Duration,
+) -> Option<String> {
+    match tokio::time::timeout(deadline, lookup(pool, embedder, project_id, prompt)).await {
         Ok(Ok(found)) => found,
         Ok(Err(e)) => {
             tracing::warn!(error = %e, "related memories failed; answering without them");
@@ -27,18 +33,19 @@ pub async fn related(pool: &PgPool, project_id: Uuid, prompt: &str, deadline: Du
     }
 }
 
-async fn lookup(pool: &PgPool, project_id: Uuid, prompt: &str) -> sqlx::Result<Option<String>> {
+async fn lookup(
+    pool: &PgPool,
+    embedder: Option<&cairn_embed::Embedder>,
+    project_id: Uuid,
+    prompt: &str,
+) -> sqlx::Result<Option<String>> {
     let Some(settings) = gather::settings(pool, project_id).await? else {
         return Ok(None);
     };
     if !settings.prompt_context {
         return Ok(None);
     }
-    let words = gather::any_word_query(prompt);
-    if words.is_empty() {
-        return Ok(None);
-    }
-    let matches = gather::matching(pool, project_id, &words).await?;
+    let matches = gather::relevant(pool, embedder, project_id, prompt).await?;
     Ok(render(&matches, settings.prompt_context_budget_tokens as usize))
 }
 

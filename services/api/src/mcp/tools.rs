@@ -317,8 +317,9 @@ impl CairnMcp {
     async fn context(&self, auth: &Auth, args: ContextArgs) -> ToolResult {
         bounded("limit", args.limit, 20, 1, 50)?;
         let project = self.project(auth, args.project.as_deref()).await?;
-        let built = context::build(
+        let built = context::build_with(
             &self.state.pool,
+            self.state.embedder.as_ref(),
             &ContextRequest {
                 project_id: project.id,
                 query: args.query.as_deref(),

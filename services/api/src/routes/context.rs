@@ -59,8 +59,9 @@ pub async fn post_context(
         ));
     }
     let project = auth.project(&state, Some(&input.project_id)).await?;
-    let built = context::build(
+    let built = context::build_with(
         &state.pool,
+        state.embedder.as_ref(),
         &ContextRequest {
             project_id: project.id,
             query: input.query.as_deref(),
@@ -135,8 +136,9 @@ pub async fn get_project_context(
             ),
         ));
     }
-    let built = context::build(
+    let built = context::build_with(
         &state.pool,
+        state.embedder.as_ref(),
         &ContextRequest {
             project_id: project.id,
             query: query.query.as_deref(),

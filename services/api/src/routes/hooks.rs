@@ -126,6 +126,7 @@ pub async fn post_hook(
                 .filter_text(event.prompt.as_deref().unwrap_or_default());
             let related = context::prompt::related(
                 &state.pool,
+                state.embedder.as_ref(),
                 project.id,
                 &prompt,
                 state.config.prompt_context_deadline,

@@ -9,7 +9,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::helpers::{Options, TestApp, spawn_app_with};
+use crate::helpers::{Options, TestApp, cc, spawn_app_with};
 
 fn model_dir() -> PathBuf {
     let dir = std::env::var("CAIRN_EMBED_MODEL_DIR")
@@ -36,6 +36,8 @@ async fn spawn(embeddings: bool) -> TestApp {
         extra: vec![
             ("CAIRN_EMBED_PROVIDER", "local".into()),
             ("CAIRN_EMBED_MODEL_DIR", dir.display().to_string()),
+            // Two shared cores run the whole suite: the deadline is not what is tested here.
+            ("CAIRN_PROMPT_CONTEXT_DEADLINE_MS", "5000".into()),
         ],
         ..Options::default()
     })
@@ -370,4 +372,82 @@ async fn vector_hits_of_another_model_are_ignored() {
         found(&app, q).await.is_empty(),
         "a vector of another model is not compared"
     );
+}
+
+/// What UserPromptSubmit adds for `prompt` once the project opts in.
+async fn related(app: &TestApp, prompt: &str) -> String {
+    sqlx::query("UPDATE projects SET prompt_context = true WHERE id = $1")
+        .bind(app.project_id)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    let (status, answer) = app
+        .hook(cc("rp-hybrid", "UserPromptSubmit", json!({ "prompt": prompt })))
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test]
+async fn prompts_and_context_queries_find_memories_by_meaning_with_a_model_only() {
+    for embeddings in [true, false] {
+        let app = spawn(embeddings).await;
+        let seed = Seeder::new();
+        let at = Utc::now() - Duration::minutes(1);
+        seed.observation(
+            &app,
+            app.project_id,
+            "bugfix",
+            LINKER.0,
+            LINKER.1,
+            at - Duration::hours(30),
+        )
+        .await;
+        for (i, (title, narrative)) in OTHERS.iter().enumerate() {
+            seed.observation(
+                &app,
+                app.project_id,
+                "decision",
+                title,
+                narrative,
+                at - Duration::hours(i as i64),
+            )
+            .await;
+        }
+        let added = related(&app, QUESTION).await;
+        assert_eq!(
+            added.contains("linker ran out of memory"),
+            embeddings,
+            "embeddings {embeddings}: {added}"
+        );
+        if embeddings {
+            assert!(!added.contains("Dark mode"), "only what is related: {added}");
+        }
+        // A word match is still found, with or without a model.
+        assert!(
+            related(&app, "which token bucket does the rate limiter use")
+                .await
+                .contains("token bucket")
+        );
+
+        let (status, context) = app
+            .get(
+                &format!(
+                    "/v1/projects/{}/context?query=why%20did%20yesterday%27s%20CI%20job%20crash&format=markdown",
+                    app.project_id
+                ),
+                Some(&app.ingest_token),
+            )
+            .await;
+        assert_eq!(status, 200, "{context}");
+        let text = context.to_string();
+        let in_detail = text.contains("OOM killer");
+        assert_eq!(
+            in_detail, embeddings,
+            "embeddings {embeddings}: the linker memory in full: {context}"
+        );
+    }
 }
