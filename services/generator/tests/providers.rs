@@ -41,6 +41,7 @@ async fn ask(provider: &dyn Provider) -> Result<Completion, ProviderError> {
             system: SYSTEM,
             user: USER,
             material: &material,
+            summarise_turn: false,
             max_output_tokens: 1024,
         })
         .await

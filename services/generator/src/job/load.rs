@@ -1,13 +1,30 @@
 //! Loads a claimed job's material in one round trip: the project's name,
 //! the session's agent and working directory, and the job's events, chosen
 //! by job type (see `Material::events`), aggregated into one JSON array.
+//!
+//! [`load`] also settles who writes a turn's summary (`summary_by` on the
+//! turn's turn_summary job, migration 0011): the turn's last observation
+//! job, when it starts after the Stop, takes it and makes one call for the
+//! turn's observations and summary (its material then holds the turn's
+//! prompt and Stop too); the turn_summary job then writes nothing. A
+//! session summary also gets the summaries of its turns.
+
+use std::time::{Duration, Instant};
 
 use cairn_shared::jobs::{JobType, state_machine::ClaimedJob};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use sqlx::{PgPool, prelude::FromRow, types::Json};
+use uuid::Uuid;
 
 use crate::material::{EventRecord, Material};
+use crate::prompt::TurnSummary;
+
+/// How long a turn or session summary waits for the observation jobs of
+/// its turn (or session) to start or finish, checking every `POLL`.
+const GRACE: Duration = Duration::from_secs(3);
+const SESSION_GRACE: Duration = Duration::from_secs(10);
+const POLL: Duration = Duration::from_millis(100);
 
 /// A session summary reads at most this many events (the newest).
 const SESSION_EVENT_LIMIT: i64 = 3_000;
@@ -15,8 +32,9 @@ const SESSION_EVENT_LIMIT: i64 = 3_000;
 const TURN_EVENT_LIMIT: i64 = 2_000;
 
 /// One query per job type, bound alike: `$1` project, `$2` job, `$3`
-/// session, `$4` prompt number, `$5` event limit (a query need not use them
-/// all: sqlx sends every parameter's type). The events subquery (`e`) gives the
+/// session, `$4` prompt number, `$5` event limit, `$6` the turn's
+/// turn_summary job (a query need not use them all: sqlx sends every
+/// parameter's type). The events subquery (`e`) gives the
 /// events' columns and `id`; they are aggregated in `(occurred_at, id)`
 /// order. No project row, no row: the load fails as a missing project did.
 /// No session row: agent and cwd are NULL.
@@ -42,6 +60,15 @@ macro_rules! material_sql {
 const OBSERVATIONS_SQL: &str = material_sql!(
     "SELECT id, event_type, tool_name, prompt_number, payload, occurred_at FROM agent_events
      WHERE project_id = $1 AND (job_id = $2
+        OR (session_id = $3 AND prompt_number = $4 AND job_id IS NULL AND payload ? 'prompt'))"
+);
+
+/// The job's own events, the prompt that opened its turn, and the events of
+/// the turn's turn_summary job (the Stop): a turn's last observation job
+/// that also writes the turn's summary.
+const COMBINED_SQL: &str = material_sql!(
+    "SELECT id, event_type, tool_name, prompt_number, payload, occurred_at FROM agent_events
+     WHERE project_id = $1 AND (job_id = $2 OR job_id = $6
         OR (session_id = $3 AND prompt_number = $4 AND job_id IS NULL AND payload ? 'prompt'))"
 );
 
@@ -85,9 +112,171 @@ pub fn job_type(job: &ClaimedJob) -> JobType {
     }
 }
 
+/// A job's material and what its prompt is built with.
+#[derive(Debug)]
+pub struct Loaded {
+    pub material: Material,
+    /// An observation job that writes its turn's summary too.
+    pub summarise_turn: bool,
+    /// A turn_summary job whose summary another job writes: nothing to do.
+    pub summary_elsewhere: bool,
+    /// A session summary: its turns' summaries, by turn.
+    pub turn_summaries: Vec<TurnSummary>,
+}
+
+/// The job's material, after settling who writes its turn's summary.
+#[tracing::instrument(skip_all, fields(job_id = %job.id), err)]
+pub async fn load(pool: &PgPool, job: &ClaimedJob) -> sqlx::Result<Loaded> {
+    let mut loaded = Loaded {
+        material: Material {
+            job_id: job.id,
+            job_type: job_type(job),
+            project: String::new(),
+            agent: None,
+            cwd: None,
+            prompt_number: job.prompt_number,
+            events: vec![],
+        },
+        summarise_turn: false,
+        summary_elsewhere: false,
+        turn_summaries: vec![],
+    };
+    let mut turn_job = None;
+    match loaded.material.job_type {
+        JobType::Observations => {
+            turn_job = take_turn_summary(pool, job).await?;
+            loaded.summarise_turn = turn_job.is_some();
+        }
+        JobType::TurnSummary => {
+            wait_while(pool, TURN_WAITING_SQL, job, GRACE).await?;
+            let owner = own_turn_summary(pool, job).await?;
+            loaded.summary_elsewhere = owner.is_some_and(|owner| owner != job.id);
+        }
+        JobType::SessionSummary => {
+            wait_while(pool, SESSION_WAITING_SQL, job, SESSION_GRACE).await?;
+            loaded.turn_summaries = turn_summaries(pool, job).await?;
+        }
+    }
+    if loaded.summary_elsewhere {
+        return Ok(loaded);
+    }
+    loaded.material = material_of(pool, job, turn_job).await?;
+    Ok(loaded)
+}
+
+/// The turn's last observation job takes the writing of the turn's summary
+/// when the turn has ended (its turn_summary job exists) and no job took it
+/// yet (or this one did, on an earlier attempt). Returns the turn_summary job.
+#[tracing::instrument(skip_all, fields(job_id = %job.id), err)]
+async fn take_turn_summary(pool: &PgPool, job: &ClaimedJob) -> sqlx::Result<Option<Uuid>> {
+    let (Some(session), Some(turn)) = (job.session_id, job.prompt_number) else {
+        return Ok(None);
+    };
+    sqlx::query_scalar(
+        "UPDATE generation_jobs t SET summary_by = $2
+         WHERE t.project_id = $1 AND t.session_id = $3 AND t.prompt_number = $4 AND t.job_type = 'turn_summary'
+           AND (t.summary_by = $2 OR (t.summary_by IS NULL AND t.status IN ('queued', 'processing')))
+           AND NOT EXISTS (
+               SELECT 1 FROM generation_jobs o, generation_jobs me
+               WHERE me.id = $2 AND o.session_id = $3 AND o.prompt_number = $4
+                 AND o.job_type = 'observations' AND (o.created_at, o.id) > (me.created_at, me.id))
+         RETURNING t.id",
+    )
+    .bind(job.project_id)
+    .bind(job.id)
+    .bind(session)
+    .bind(turn)
+    .fetch_optional(pool)
+    .await
+}
+
+/// A turn_summary job takes the writing of its own summary unless a job
+/// took it first; returns the job that writes it.
+#[tracing::instrument(skip_all, fields(job_id = %job.id), err)]
+async fn own_turn_summary(pool: &PgPool, job: &ClaimedJob) -> sqlx::Result<Option<Uuid>> {
+    sqlx::query_scalar(
+        "UPDATE generation_jobs SET summary_by = coalesce(summary_by, id)
+         WHERE id = $1 AND project_id = $2 RETURNING summary_by",
+    )
+    .bind(job.id)
+    .bind(job.project_id)
+    .fetch_optional(pool)
+    .await
+    .map(Option::flatten)
+}
+
+/// Whether a turn summary should wait: nobody took its summary yet and the
+/// turn's last observation job is due but not started, or started a moment
+/// ago (it may be about to take it).
+const TURN_WAITING_SQL: &str = "SELECT EXISTS (
+    SELECT 1 FROM generation_jobs t, generation_jobs o
+    WHERE t.id = $1 AND t.project_id = $2 AND t.summary_by IS NULL
+      AND o.session_id = $3 AND o.prompt_number = $4 AND o.job_type = 'observations'
+      AND ((o.status = 'queued' AND o.next_attempt_at <= now() + interval '1 second')
+           OR (o.status = 'processing' AND o.started_at > now() - interval '2 seconds'))
+      AND NOT EXISTS (SELECT 1 FROM generation_jobs n WHERE n.session_id = $3 AND n.prompt_number = $4
+                        AND n.job_type = 'observations' AND (n.created_at, n.id) > (o.created_at, o.id)))";
+
+/// Whether a session summary should wait: a job of one of its turns is
+/// still due or running, so a turn summary may be on its way.
+const SESSION_WAITING_SQL: &str = "SELECT EXISTS (
+    SELECT 1 FROM generation_jobs j
+    WHERE j.project_id = $2 AND j.session_id = $3 AND j.id <> $1
+      AND j.job_type IN ('observations', 'turn_summary') AND j.status IN ('queued', 'processing')
+      AND j.next_attempt_at <= now() + $4 * interval '1 millisecond')";
+
+/// Polls `sql` (bound: job, project, session, and the turn, or for a
+/// session the grace in ms) every `POLL` until it answers false or `grace` passes.
+async fn wait_while(pool: &PgPool, sql: &'static str, job: &ClaimedJob, grace: Duration) -> sqlx::Result<()> {
+    let Some(session) = job.session_id else {
+        return Ok(());
+    };
+    let fourth = match job.job_type.as_str() {
+        "turn_summary" => job.prompt_number.map(i64::from).unwrap_or_default(),
+        _ => grace.as_millis() as i64,
+    };
+    let until = Instant::now() + grace;
+    loop {
+        let waiting: bool = sqlx::query_scalar(sql)
+            .bind(job.id)
+            .bind(job.project_id)
+            .bind(session)
+            .bind(fourth)
+            .fetch_one(pool)
+            .await?;
+        if !waiting || Instant::now() >= until {
+            return Ok(());
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// The stored summaries of the session's turns, oldest turn first.
+#[tracing::instrument(skip_all, fields(job_id = %job.id), err)]
+async fn turn_summaries(pool: &PgPool, job: &ClaimedJob) -> sqlx::Result<Vec<TurnSummary>> {
+    sqlx::query_as(
+        "SELECT DISTINCT ON (prompt_number) prompt_number, request, investigated, learned, completed,
+                next_steps, notes
+         FROM summaries
+         WHERE project_id = $1 AND session_id = $2 AND scope = 'turn' AND prompt_number IS NOT NULL
+         ORDER BY prompt_number, created_at DESC",
+    )
+    .bind(job.project_id)
+    .bind(job.session_id)
+    .fetch_all(pool)
+    .await
+}
+
 pub async fn material(pool: &PgPool, job: &ClaimedJob) -> sqlx::Result<Material> {
+    material_of(pool, job, None).await
+}
+
+/// The material; `turn_job` set for an observation job that writes its
+/// turn's summary (its events then include the turn's Stop).
+async fn material_of(pool: &PgPool, job: &ClaimedJob, turn_job: Option<Uuid>) -> sqlx::Result<Material> {
     let job_type = job_type(job);
     let (sql, limit) = match job_type {
+        JobType::Observations if turn_job.is_some() => (COMBINED_SQL, 0),
         JobType::Observations => (OBSERVATIONS_SQL, 0),
         JobType::TurnSummary => (TURN_SQL, TURN_EVENT_LIMIT),
         JobType::SessionSummary => (SESSION_SQL, SESSION_EVENT_LIMIT),
@@ -98,6 +287,7 @@ pub async fn material(pool: &PgPool, job: &ClaimedJob) -> sqlx::Result<Material>
         .bind(job.session_id)
         .bind(job.prompt_number)
         .bind(limit)
+        .bind(turn_job)
         .fetch_one(pool)
         .await?;
     Ok(Material {

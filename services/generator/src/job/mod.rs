@@ -2,6 +2,11 @@
 //! part (load, prompt, provider, parse) and holds no transaction; `finish`
 //! records the outcome through the state machine: the completion
 //! transaction, a later attempt, or failure.
+//!
+//! One call per turn: the turn's last observation job, started after the
+//! Stop, asks for the observations and the turn's summary together (see
+//! `load`); an answer without a summary gets the heuristic's. The turn's
+//! turn_summary job then completes without a call and without rows.
 
 pub mod load;
 pub mod write;
@@ -13,9 +18,9 @@ use cairn_shared::jobs::{
 use chrono::{DateTime, Utc};
 
 use crate::{
-    parse::{self, Parsed},
+    parse::{self, Parsed, ParsedSummary},
     prompt,
-    provider::{ErrorClass, ProviderError, Request, Usage},
+    provider::{ErrorClass, ProviderError, Request, Usage, heuristic},
     retry::Decision,
     worker::Context,
 };
@@ -26,6 +31,9 @@ pub struct Prepared {
     pub result: Result<Parsed, ProviderError>,
     /// Known when the provider answered (even with unreadable output).
     pub usage: Option<Usage>,
+    /// An observation job that took its turn's summary: the heuristic's
+    /// summary, written if the job fails for good, so the turn keeps one.
+    pub fallback_summary: Option<ParsedSummary>,
 }
 
 /// How an attempt ended, for logs and tests.
@@ -63,14 +71,15 @@ impl Prepared {
                 format!("internal error: {what}"),
             )),
             usage: None,
+            fallback_summary: None,
         }
     }
 }
 
 pub async fn prepare(ctx: &Context, job: &ClaimedJob) -> Prepared {
     let job_type = load::job_type(job);
-    let material = match load::material(&ctx.pool, job).await {
-        Ok(m) => m,
+    let loaded = match load::load(&ctx.pool, job).await {
+        Ok(loaded) => loaded,
         Err(e) => {
             return Prepared {
                 job_type,
@@ -79,40 +88,102 @@ pub async fn prepare(ctx: &Context, job: &ClaimedJob) -> Prepared {
                     format!("loading the job's events: {e}"),
                 )),
                 usage: None,
+                fallback_summary: None,
             };
         }
     };
-    let prompt = prompt::build(&material, &ctx.config.budget);
+    if loaded.summary_elsewhere {
+        // The turn's last observation job writes this turn's summary: no
+        // call, no rows, no usage (a usage without a provider).
+        return Prepared {
+            job_type,
+            result: Ok(Parsed::default()),
+            usage: Some(Usage::default()),
+            fallback_summary: None,
+        };
+    }
+    let material = &loaded.material;
+    // Past 80 % of a budget turn summaries are the heuristic's: the model
+    // is then asked for the observations only.
+    let model_summarises = loaded.summarise_turn && !budget_degraded(ctx, job).await;
+    let options = prompt::Options {
+        style: prompt::Style::for_provider(ctx.provider.name()),
+        summarise_turn: model_summarises,
+        turn_summaries: &loaded.turn_summaries,
+    };
+    let prompt = prompt::build_with(material, &ctx.config.budget, &options);
+    let fallback_summary = loaded
+        .summarise_turn
+        .then(|| parse::parse(&heuristic::turn_summary(material)).ok()?.summary)
+        .flatten();
     let request = Request {
         system: prompt.system,
         user: &prompt.user,
-        material: &material,
+        material,
+        summarise_turn: model_summarises,
         max_output_tokens: ctx.config.provider.max_output_tokens(),
     };
     match ctx.provider.complete(request).await {
         Ok(mut completion) => Prepared {
             job_type,
-            result: parse::parse(&completion.text).and_then(|parsed| fits(job_type, parsed)),
+            result: parse::parse(&completion.text)
+                .and_then(|parsed| fits(job_type, loaded.summarise_turn, parsed))
+                .map(|parsed| with_turn_summary(parsed, &loaded, model_summarises)),
             usage: Some({
                 // Stored as text and in jsonb, neither of which takes U+0000.
                 completion.usage.model.retain(|c| c != '\0');
                 completion.usage
             }),
+            fallback_summary,
         },
         Err(e) => Prepared {
             job_type,
             result: Err(e),
             usage: None,
+            fallback_summary,
         },
     }
 }
 
+/// Whether the job's project or team is past 80 % (not 100 %) of a daily
+/// budget; unreadable budgets count as not (the guard fails open too).
+async fn budget_degraded(ctx: &Context, job: &ClaimedJob) -> bool {
+    if ctx.provider.name() == "heuristic" {
+        return false;
+    }
+    match crate::budget::today_for_job(&ctx.pool, job.id).await {
+        Ok(Some(today)) => today.applies() && today.state() == crate::budget::State::Degraded,
+        _ => false,
+    }
+}
+
+/// An observation job that writes its turn's summary gets the heuristic's
+/// when the model was not asked for one (`model_summarised` false: past 80 %
+/// of a budget) or left it out; any other observation job writes no
+/// summary, whatever the model added.
+fn with_turn_summary(mut parsed: Parsed, loaded: &load::Loaded, model_summarised: bool) -> Parsed {
+    if loaded.material.job_type != JobType::Observations {
+        return parsed;
+    }
+    if !loaded.summarise_turn {
+        parsed.summary = None;
+    } else if !model_summarised || parsed.summary.is_none() {
+        let text = heuristic::turn_summary(&loaded.material);
+        parsed.summary = parse::parse(&text).ok().and_then(|p| p.summary);
+        parsed.summary_by_heuristic = parsed.summary.is_some();
+    }
+    parsed
+}
+
 /// A readable answer of the wrong kind (a summary job answered with
-/// observations only) is unreadable for this job.
-fn fits(job_type: JobType, parsed: Parsed) -> Result<Parsed, ProviderError> {
+/// observations only) is unreadable for this job. An observation job that
+/// also summarises its turn may answer with either.
+fn fits(job_type: JobType, summarise_turn: bool, parsed: Parsed) -> Result<Parsed, ProviderError> {
     let usable = parsed.skipped.is_some()
         || match job_type {
-            JobType::Observations => !parsed.observations.is_empty(),
+            JobType::Observations => {
+                !parsed.observations.is_empty() || (summarise_turn && parsed.summary.is_some())
+            }
             JobType::TurnSummary | JobType::SessionSummary => parsed.summary.is_some(),
         };
     if usable {
@@ -161,7 +232,17 @@ pub async fn finish(ctx: &Context, job: &ClaimedJob, worker: &str, prepared: Pre
                 Err(e) => Err(e),
             }
         }
-        Err(error) => record_failure(ctx, job, worker, error, &usage).await,
+        Err(error) => {
+            record_failure(
+                ctx,
+                job,
+                worker,
+                error,
+                &usage,
+                prepared.fallback_summary.as_ref(),
+            )
+            .await
+        }
     };
     match outcome {
         Ok(finished) => finished,
@@ -220,6 +301,7 @@ async fn record_failure(
     worker: &str,
     error: &ProviderError,
     usage: &Usage,
+    fallback_summary: Option<&ParsedSummary>,
 ) -> Result<Finished, TransitionError> {
     let usage = serde_json::to_value(usage).ok();
     // A provider's message may quote anything, U+0000 included, which Postgres refuses.
@@ -245,7 +327,13 @@ async fn record_failure(
                 error: &message,
                 usage: usage.as_ref(),
             };
-            state_machine::apply(&mut conn, job.project_id, job.id, transition).await?;
+            let mut tx = sqlx::Connection::begin(&mut *conn).await?;
+            state_machine::apply(&mut tx, job.project_id, job.id, transition).await?;
+            if let Some(summary) = fallback_summary {
+                // The turn's summary was this job's to write: the turn keeps the heuristic's.
+                write::failed_turn_summary(&mut tx, job, summary).await?;
+            }
+            tx.commit().await?;
             Ok(Finished::Failed)
         }
     }

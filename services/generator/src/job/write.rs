@@ -42,7 +42,8 @@ pub async fn complete_embedded(
     usage: &Usage,
 ) -> Result<Vec<LiveNotice>, TransitionError> {
     let vectors = embed::for_parsed(embedder, job.id, job_type, parsed).await;
-    let usage_json = serde_json::to_value(usage).unwrap_or_default();
+    // A usage without a provider stands for no call: none is stored.
+    let usage_json = (!usage.provider.is_empty()).then(|| serde_json::to_value(usage).unwrap_or_default());
     let mut tx = pool.begin().await?;
     state_machine::apply(
         &mut tx,
@@ -50,7 +51,7 @@ pub async fn complete_embedded(
         job.id,
         Transition::Complete {
             worker,
-            usage: Some(&usage_json),
+            usage: usage_json.as_ref(),
         },
     )
     .await?;
@@ -68,6 +69,22 @@ pub async fn complete_embedded(
                 )
                 .await?;
                 notices.push(notice("observation.created", id, job, &observation.title));
+            }
+            // The turn's last observation job also writes the turn's summary.
+            if let Some(summary) = &parsed.summary {
+                let by = parsed
+                    .summary_by_heuristic
+                    .then(crate::provider::heuristic::usage);
+                let id = insert_summary(&mut tx, job, "turn", summary, by.as_ref().unwrap_or(usage)).await?;
+                store_vector(
+                    &mut tx,
+                    job,
+                    &vectors,
+                    Target::Summary(id),
+                    vectors.summary.as_deref(),
+                )
+                .await?;
+                notices.push(notice("summary.created", id, job, &summary.request));
             }
         }
         JobType::TurnSummary | JobType::SessionSummary => {
@@ -106,6 +123,16 @@ async fn store_vector(
         Some(v) => embed::store(tx, job.project_id, target, &vectors.model, v).await,
         None => Ok(()),
     }
+}
+
+/// The heuristic's summary of a turn whose observation job took the turn's
+/// summary and then failed for good, written with the failure.
+pub async fn failed_turn_summary(
+    conn: &mut PgConnection,
+    job: &ClaimedJob,
+    summary: &ParsedSummary,
+) -> sqlx::Result<Uuid> {
+    insert_summary(conn, job, "turn", summary, &crate::provider::heuristic::usage()).await
 }
 
 /// `sessions.last_generated_at`, after the commit and at most once a second:

@@ -68,6 +68,9 @@ pub struct Parsed {
     pub summary: Option<ParsedSummary>,
     /// `<skip_summary reason="…"/>`: the model found nothing worth keeping.
     pub skipped: Option<String>,
+    /// The summary was written by the heuristic, not by whoever answered
+    /// (a combined answer that lacked one, or past 80 % of a budget).
+    pub summary_by_heuristic: bool,
 }
 
 /// Reads a model's answer. An answer with no observation, summary or skip

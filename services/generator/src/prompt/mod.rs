@@ -1,21 +1,27 @@
 //! The prompt builder: one prompt per job from its material, bounded by
-//! per-event and total budgets, with a stable system prefix per job kind so
-//! provider prompt caching hits.
+//! per-event and total budgets, with a stable system prefix per job kind:
+//! the long cacheable one (`system`) for providers that cache prompts, a
+//! short one (`system_compact`) for those that do not.
 //!
-//! - `system`: the two system prompts (observations, summaries);
+//! - `system`, `system_compact`: the system prompts (observations, a
+//!   turn's observations and summary together, summaries);
 //! - `observations`, `summary`: the user part of each job kind;
-//! - `render`: one event as text; `fit`: items within the total budget;
-//! - `elide`: text within a character budget;
+//! - `condense`: one tool event as what is worth remembering; `routine`:
+//!   events with nothing to remember; `render`: one event as text;
+//! - `fit`: items within the total budget; `elide`: text within a character budget;
 //! - `payload`, `digest`: reading events, shared with the heuristic provider.
 
+pub(crate) mod condense;
 pub(crate) mod digest;
 pub(crate) mod elide;
 mod fit;
 mod observations;
 pub(crate) mod payload;
 mod render;
+mod routine;
 mod summary;
 pub mod system;
+pub mod system_compact;
 
 use cairn_shared::jobs::JobType;
 
@@ -51,25 +57,80 @@ pub struct Prompt {
     pub user: String,
 }
 
-/// Builds the prompt of a job: the system prompt of its kind and a user part
-/// of at most `budget.total_chars` characters. Deterministic: the same
-/// material and budget always give the same prompt. The events go through
-/// the privacy filter first ([`Material::redacted`]), so a secret stored
-/// before its rule existed never reaches a provider.
+/// Which system prompts a provider gets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Style {
+    /// The long ones, worth it where the provider caches the prefix (Anthropic).
+    #[default]
+    Cacheable,
+    /// The short ones, for providers that bill the whole prompt on every call.
+    Compact,
+}
+
+impl Style {
+    /// The style for a provider, by its name.
+    pub fn for_provider(name: &str) -> Style {
+        if name == "anthropic" {
+            Style::Cacheable
+        } else {
+            Style::Compact
+        }
+    }
+}
+
+/// A turn's stored summary, as a session summary reads it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, sqlx::FromRow)]
+pub struct TurnSummary {
+    pub prompt_number: i32,
+    pub request: String,
+    pub investigated: String,
+    pub learned: String,
+    pub completed: String,
+    pub next_steps: String,
+    pub notes: String,
+}
+
+/// What a job's prompt is built with, besides its material.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options<'a> {
+    pub style: Style,
+    /// An observation job that ends its turn: ask for the turn's summary too.
+    pub summarise_turn: bool,
+    /// A session summary: the summaries of its turns.
+    pub turn_summaries: &'a [TurnSummary],
+}
+
+/// [`build_with`] with the default options: the cacheable system prompts.
 pub fn build(material: &Material, budget: &Budget) -> Prompt {
+    build_with(material, budget, &Options::default())
+}
+
+/// Builds the prompt of a job: the system prompt of its kind and style and
+/// a user part of at most `budget.total_chars` characters. Deterministic:
+/// the same material, budget and options always give the same prompt. The
+/// events go through the privacy filter first ([`Material::redacted`]), so a
+/// secret stored before its rule existed never reaches a provider (the turn
+/// summaries were written from filtered prompts).
+pub fn build_with(material: &Material, budget: &Budget, options: &Options<'_>) -> Prompt {
     let material = &material.redacted();
+    let compact = options.style == Style::Compact;
+    let pick = |cacheable: &'static str, short: &'static str| if compact { short } else { cacheable };
     match material.job_type {
+        JobType::Observations if options.summarise_turn => Prompt {
+            system: pick(system::COMBINED, system_compact::COMBINED),
+            user: observations::build(material, budget, true),
+        },
         JobType::Observations => Prompt {
-            system: system::OBSERVATIONS,
-            user: observations::build(material, budget),
+            system: pick(system::OBSERVATIONS, system_compact::OBSERVATIONS),
+            user: observations::build(material, budget, false),
         },
         JobType::TurnSummary => Prompt {
-            system: system::SUMMARY,
+            system: pick(system::SUMMARY, system_compact::SUMMARY),
             user: summary::turn(material, budget),
         },
         JobType::SessionSummary => Prompt {
-            system: system::SUMMARY,
-            user: summary::session(material, budget),
+            system: pick(system::SUMMARY, system_compact::SUMMARY),
+            user: summary::session(material, budget, options.turn_summaries),
         },
     }
 }

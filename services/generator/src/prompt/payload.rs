@@ -169,7 +169,7 @@ fn interrupted(event: &EventRecord) -> bool {
 
 /// An exit code from the output (`exit_code`, `exitCode`, `returnCode`,
 /// `return_code`) or the payload (`exit_code`), number or numeric string.
-fn exit_code(event: &EventRecord) -> Option<i64> {
+pub(crate) fn exit_code(event: &EventRecord) -> Option<i64> {
     let from = |v: &Value| {
         ["exit_code", "exitCode", "returnCode", "return_code"]
             .iter()

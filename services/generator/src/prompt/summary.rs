@@ -1,12 +1,13 @@
 //! The user part of summary jobs. A turn: its prompt, one brief line per
-//! tool call, the agent's last message. A session: one digest per turn,
-//! oldest first, the oldest turns dropped first when over budget.
+//! tool call, the agent's last message. A session: one block per turn,
+//! oldest first (the turn's own summary when it has one, else a digest of
+//! its events), the oldest turns dropped first when over budget.
 
 use super::digest::{Digest, split_turns};
 use super::elide::{elide, join_capped};
 use super::fit::{Keep, Layout, fit};
 use super::render::render_brief;
-use super::{Budget, header, optional, payload};
+use super::{Budget, TurnSummary, header, optional, payload};
 use crate::material::Material;
 
 /// Most files or commands listed per turn of a session.
@@ -49,15 +50,31 @@ pub(crate) fn turn(material: &Material, budget: &Budget) -> String {
     fit(layout, budget.total_chars, Keep::Ends)
 }
 
-/// The session-summary prompt for `material` within `budget`.
-pub(crate) fn session(material: &Material, budget: &Budget) -> String {
+/// The session-summary prompt for `material` within `budget`: each turn
+/// as its summary from `summaries` when there is one, else as the digest
+/// of its events.
+pub(crate) fn session(material: &Material, budget: &Budget, summaries: &[TurnSummary]) -> String {
     let field_chars = (budget.per_event_chars / SESSION_FIELD_DIVISOR).max(SESSION_FIELD_MIN);
-    let turns = split_turns(&material.events);
-    let items: Vec<String> = turns
+    let mut turns: Vec<(i64, String)> = split_turns(&material.events)
         .iter()
         .enumerate()
-        .map(|(i, events)| render_turn(i + 1, &Digest::of(events), field_chars))
+        .map(|(i, events)| {
+            let digest = Digest::of(events);
+            let number = digest.prompt_number.map_or(i as i64 + 1, i64::from);
+            match summaries.iter().find(|s| i64::from(s.prompt_number) == number) {
+                Some(summary) => (number, render_summary(summary, field_chars)),
+                None => (number, render_turn(i + 1, &digest, field_chars)),
+            }
+        })
         .collect();
+    for summary in summaries {
+        let number = i64::from(summary.prompt_number);
+        if !turns.iter().any(|(n, _)| *n == number) {
+            turns.push((number, render_summary(summary, field_chars)));
+        }
+    }
+    turns.sort_by_key(|(n, _)| *n);
+    let items: Vec<String> = turns.into_iter().map(|(_, text)| text).collect();
     let mut head = header("summary of a whole session", material);
     head.push_str(&format!("Turns: {}\n\n", items.len()));
     let layout = Layout {
@@ -68,6 +85,24 @@ pub(crate) fn session(material: &Material, budget: &Budget) -> String {
         noun: "turns",
     };
     fit(layout, budget.total_chars, Keep::Newest)
+}
+
+/// One turn of a session from its summary: the fields that have text.
+fn render_summary(summary: &TurnSummary, field_chars: usize) -> String {
+    let mut out = format!("### Turn {} (its summary)", summary.prompt_number);
+    for (label, text) in [
+        ("request", &summary.request),
+        ("investigated", &summary.investigated),
+        ("learned", &summary.learned),
+        ("completed", &summary.completed),
+        ("next steps", &summary.next_steps),
+        ("notes", &summary.notes),
+    ] {
+        if !text.trim().is_empty() {
+            out.push_str(&format!("\n{label}: {}", elide(text.trim(), field_chars)));
+        }
+    }
+    out
 }
 
 /// One turn of a session: prompt, tool counts, files, failed commands, last message.

@@ -1,10 +1,14 @@
-//! The two system prompts, one per job kind. They hold nothing job-specific,
-//! so they are byte-identical across jobs and providers can cache them; each
-//! is longer than the ~1,024 tokens below which Anthropic does not cache.
+//! The cacheable system prompts, one per job kind (observations, a turn's
+//! observations and summary together, summaries). They hold nothing
+//! job-specific, so they are byte-identical across jobs and providers can
+//! cache them; each is longer than the ~1,024 tokens below which Anthropic
+//! does not cache. Providers without prompt caching get the short ones of
+//! `system_compact`.
 
-/// For observation jobs: asks for `<observation>` blocks (COMPAT.md §3) or
-/// `<skip_summary reason="…"/>`.
-pub const OBSERVATIONS: &str = r####"You are the memory writer of Cairn, a team memory server for coding agents. Coding agents (Claude Code, Codex, Cursor, Gemini CLI and others) report what they do while they work: the user's prompt, every tool they call and its result, and their final message. Your job is to read the record of ONE turn of one agent (from the user's prompt to the moment the agent stopped) and to write observations: short, durable, searchable notes that teammates and future agent sessions will read before they touch the same code. A good observation saves the next reader from repeating an investigation, re-introducing a bug, or undoing a deliberate decision.
+/// The observations instructions, as a literal for `concat!`.
+macro_rules! observations_text {
+    () => {
+        r####"You are the memory writer of Cairn, a team memory server for coding agents. Coding agents (Claude Code, Codex, Cursor, Gemini CLI and others) report what they do while they work: the user's prompt, every tool they call and its result, and their final message. Your job is to read the record of ONE turn of one agent (from the user's prompt to the moment the agent stopped) and to write observations: short, durable, searchable notes that teammates and future agent sessions will read before they touch the same code. A good observation saves the next reader from repeating an investigation, re-introducing a bug, or undoing a deliberate decision.
 
 # What you receive
 
@@ -98,7 +102,35 @@ For a turn where the user asked "the importer crashes on empty CSV files", the a
     <file>src/import/csv.rs</file>
   </files_modified>
 </observation>
-"####;
+"####
+    };
+}
+
+/// For observation jobs: asks for `<observation>` blocks (COMPAT.md §3) or
+/// `<skip_summary reason="…"/>`.
+pub const OBSERVATIONS: &str = observations_text!();
+
+/// For an observation job that ends its turn: the observations, then the
+/// turn's `<summary>` in the same answer.
+pub const COMBINED: &str = concat!(
+    observations_text!(),
+    r####"
+# This turn has ended: also write its summary
+
+The record below ends with the agent's last message: the turn is over. After the observations (or the skip line), write exactly one <summary> element for the whole turn, so that one answer holds both:
+
+<summary>
+  <request>what the user asked for, in their concrete terms</request>
+  <investigated>files read, searches and commands run, and what they showed</investigated>
+  <learned>root causes, how the code works, gotchas, why an approach failed</learned>
+  <completed>what is in place at the end: files changed and how, tests that now pass</completed>
+  <next_steps>what remains, as stated or clearly implied; empty rather than invented</next_steps>
+  <notes>caveats, decisions and their reasons</notes>
+</summary>
+
+Each field is one to four plain sentences; an empty field is written as an empty element. The tool record is fact, the last message is the agent's claim: prefer the record where they disagree. Even when no observation is worth keeping, the summary is still written.
+"####
+);
 
 /// For turn and session summary jobs: asks for one `<summary>` (COMPAT.md §3).
 pub const SUMMARY: &str = r####"You are the memory writer of Cairn, a team memory server for coding agents. Coding agents (Claude Code, Codex, Cursor, Gemini CLI and others) report what they do while they work: the user's prompts, the tools they call and the results, and their final messages. Your job is to write ONE summary of a stretch of that work: either one turn (from a user's prompt to the moment the agent stopped) or a whole session (every turn from start to end). Teammates and future agent sessions read these summaries to learn quickly what was asked, what was done, what was learned and what is left to do, without replaying the work.
@@ -172,7 +204,7 @@ mod tests {
 
     #[test]
     fn system_prompts_are_long_enough_to_be_cached() {
-        for prompt in [OBSERVATIONS, SUMMARY] {
+        for prompt in [OBSERVATIONS, COMBINED, SUMMARY] {
             assert!(
                 crate::prompt::estimate_tokens(prompt) >= 1_200,
                 "{}",
@@ -190,6 +222,7 @@ mod tests {
             .chain(&["<skip_summary"])
         {
             assert!(OBSERVATIONS.contains(word), "{word}");
+            assert!(COMBINED.starts_with(OBSERVATIONS), "{word}");
         }
         for field in [
             "request",
@@ -200,6 +233,7 @@ mod tests {
             "notes",
         ] {
             assert!(SUMMARY.contains(&format!("<{field}>")), "{field}");
+            assert!(COMBINED.contains(&format!("<{field}>")), "{field}");
         }
     }
 }

@@ -67,11 +67,10 @@ fn observation_prompt_contains_prompt_header_and_tool_names() {
         "Agent: claude-code",
         "Working directory: /work/cairn",
         "## User prompt\nfix Vec<u8> parsing",
-        "### 1. PostToolUse Read",
-        "### 2. PostToolUseFailure Bash",
-        "### 3. PostToolUse Edit",
-        "command: cargo test",
-        "error:\nExit code 101",
+        "### 1. Read src/parse.rs (1 lines, 12 chars)\nfn main() {}",
+        "### 2. Bash: cargo test [failed, exit 101]\nthread 'parse' panicked at src/parse.rs:9",
+        "### 3. Edit src/parse.rs\n- a\n+ b",
+        "### 4. Bash: cargo test\ntest result: ok. 4 passed; 0 failed",
         "message:\nFixed the parser.",
     ] {
         assert!(user.contains(needle), "missing {needle:?} in\n{user}");

@@ -43,7 +43,7 @@ impl Provider for Heuristic {
     /// Answers from `request.material` alone; never fails.
     async fn complete(&self, request: Request<'_>) -> Result<Completion, ProviderError> {
         let started = Instant::now();
-        let text = answer(request.material);
+        let text = answer_with(request.material, request.summarise_turn);
         let usage = Usage {
             provider: self.name().into(),
             model: self.model().into(),
@@ -53,6 +53,15 @@ impl Provider for Heuristic {
             ..Usage::default()
         };
         Ok(Completion { text, usage })
+    }
+}
+
+/// The provenance of what the heuristic writes (no tokens).
+pub fn usage() -> Usage {
+    Usage {
+        provider: "heuristic".into(),
+        model: "heuristic-v1".into(),
+        ..Usage::default()
     }
 }
 
@@ -66,6 +75,24 @@ pub fn answer(material: &Material) -> String {
         JobType::Observations => observations(material),
         JobType::TurnSummary | JobType::SessionSummary => summary(material),
     }
+}
+
+/// [`answer`], and for an observation job that ends its turn
+/// (`summarise_turn`) the turn's summary after its observations.
+pub fn answer_with(material: &Material, summarise_turn: bool) -> String {
+    let mut text = answer(material);
+    if summarise_turn && material.job_type == JobType::Observations {
+        text.push_str(&turn_summary(material));
+    }
+    text
+}
+
+/// The summary of the turn an observation job's material covers (its
+/// prompt, tool events and last message), or a skip marker.
+pub fn turn_summary(material: &Material) -> String {
+    let mut turn = material.redacted();
+    turn.job_type = JobType::TurnSummary;
+    summary(&turn)
 }
 
 /// One observation per turn with tool activity, or a skip marker.

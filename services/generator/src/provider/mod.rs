@@ -26,10 +26,14 @@ pub struct Request<'a> {
     pub user: &'a str,
     /// The raw material, for providers that work without a model (heuristic).
     pub material: &'a Material,
+    /// An observation job that ends its turn: the answer holds the turn's
+    /// summary too (the heuristic writes one; a model is asked in `user`).
+    pub summarise_turn: bool,
     pub max_output_tokens: u32,
 }
 
-/// Token counts and timing of one call, stored on the job.
+/// Token counts and timing of one call, stored on the job. The default
+/// (no provider) stands for a job that made no call: nothing is stored.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Usage {
     pub provider: String,

@@ -1,7 +1,9 @@
 //! Daily token budgets, through the real generator and an OpenAI-compatible
-//! provider (wiremock): under 80 % the provider answers; at 85 % the turn
-//! summary is the heuristic's; at 100 % the provider is never called and
-//! the job row says why.
+//! provider (wiremock): under 80 % the provider answers (one call for the
+//! turn's observations and summary); at 85 % the turn summary is the
+//! heuristic's and the model is asked for the observations only; at 100 %
+//! the provider is never called and the job row says why. The turn_summary
+//! job makes no call: the turn's observation job writes the summary.
 
 use cairn_testkit::{TestApp, spawn_app};
 use serde_json::{Value, json};
@@ -71,8 +73,8 @@ async fn provider(calls: u64) -> MockServer {
 
 /// Posts one turn (an observation job with a failed test run, and a turn
 /// summary), runs the generator until both are completed, and returns each
-/// job's (provider of its rows, budget_state, budget_detail).
-async fn run_turn(app: &TestApp, mock: &MockServer) -> Vec<(String, String, Option<String>, Option<Value>)> {
+/// job's (type, provider of its rows, budget_state, budget_detail).
+async fn run_turn(app: &TestApp, mock: &MockServer) -> Vec<JobRow> {
     post_turn(app, "budget", "fix the parser panic").await;
     let base = format!("{}/v1", mock.uri());
     let generator = start(
@@ -106,44 +108,75 @@ async fn run_turn(app: &TestApp, mock: &MockServer) -> Vec<(String, String, Opti
     .unwrap()
 }
 
+/// The provider of the turn's summary row.
+async fn turn_summary_by(app: &TestApp) -> String {
+    sqlx::query_scalar("SELECT provider FROM summaries WHERE project_id = $1 AND scope = 'turn'")
+        .bind(app.project_id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap()
+}
+
+type JobRow = (String, String, Option<String>, Option<Value>);
+
+fn by_type(jobs: &[JobRow], job_type: &str) -> JobRow {
+    jobs.iter().find(|j| j.0 == job_type).cloned().unwrap()
+}
+
+/// The turn_summary job made no call: no rows of its own, no budget decision.
+fn no_call(jobs: &[JobRow]) {
+    let (_, made_by, state, detail) = by_type(jobs, "turn_summary");
+    assert_eq!(
+        (made_by.as_str(), state, detail),
+        ("none", None, None),
+        "{jobs:?}"
+    );
+}
+
 #[tokio::test]
 async fn under_80_percent_the_provider_answers() {
     let app = spawn_app().await;
     seed(&app, 50_000).await;
-    let mock = provider(2).await;
+    // One call for the turn: its observations and its summary together.
+    let mock = provider(1).await;
     let jobs = run_turn(&app, &mock).await;
     assert_eq!(jobs.len(), 2, "{jobs:?}");
-    for (job_type, made_by, state, detail) in &jobs {
-        assert_eq!(made_by, "openai", "{job_type}: {jobs:?}");
-        assert_eq!(state.as_deref(), Some("ok"), "{jobs:?}");
-        assert_eq!(detail.as_ref().unwrap()["action"], "provider", "{jobs:?}");
-    }
+    let (_, made_by, state, detail) = by_type(&jobs, "observations");
+    assert_eq!(made_by, "openai", "{jobs:?}");
+    assert_eq!(state.as_deref(), Some("ok"), "{jobs:?}");
+    assert_eq!(detail.as_ref().unwrap()["action"], "provider", "{jobs:?}");
+    assert_eq!(turn_summary_by(&app).await, "openai");
+    no_call(&jobs);
     mock.verify().await;
-    // The two calls are counted: 2 × 1050 tokens on top of the seeded 50 000.
+    // The call is counted: 1050 tokens on top of the seeded 50 000.
     let used: i64 = sqlx::query_scalar("SELECT project_used FROM llm_budget_today WHERE project_id = $1")
         .bind(app.project_id)
         .fetch_one(&app.pool)
         .await
         .unwrap();
-    assert_eq!(used, 50_000 + 2 * 1050);
+    assert_eq!(used, 50_000 + 1050);
 }
 
 #[tokio::test]
 async fn at_85_percent_the_turn_summary_is_the_heuristics() {
     let app = spawn_app().await;
     seed(&app, 85_000).await;
-    // Only the observation job (its turn had a failing test run) reaches the model.
+    // Only the observations (its turn had a failing test run) reach the model.
     let mock = provider(1).await;
     let jobs = run_turn(&app, &mock).await;
-    let by_type = |t: &str| jobs.iter().find(|j| j.0 == t).cloned().unwrap();
-    let (_, made_by, state, detail) = by_type("turn_summary");
-    assert_eq!(made_by, "heuristic", "{jobs:?}");
-    assert_eq!(state.as_deref(), Some("degraded"));
-    assert_eq!(detail.as_ref().unwrap()["action"], "heuristic", "{detail:?}");
-    let (_, made_by, state, _) = by_type("observations");
+    assert_eq!(turn_summary_by(&app).await, "heuristic", "{jobs:?}");
+    let (_, made_by, state, _) = by_type(&jobs, "observations");
     assert_eq!(made_by, "openai", "{jobs:?}");
     assert_eq!(state.as_deref(), Some("degraded"));
+    no_call(&jobs);
     mock.verify().await;
+    let sent = &mock.received_requests().await.unwrap()[0];
+    let body: Value = serde_json::from_slice(&sent.body).unwrap();
+    let user = body["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        user.starts_with("Job: observations for one agent turn\n"),
+        "{user}"
+    );
 }
 
 #[tokio::test]
@@ -153,14 +186,15 @@ async fn at_100_percent_no_provider_call_is_made() {
     let mock = provider(0).await;
     let jobs = run_turn(&app, &mock).await;
     assert_eq!(jobs.len(), 2, "{jobs:?}");
-    for (job_type, made_by, state, detail) in &jobs {
-        assert_eq!(made_by, "heuristic", "{job_type}: {jobs:?}");
-        assert_eq!(state.as_deref(), Some("exhausted"), "{jobs:?}");
-        let detail = detail.as_ref().unwrap();
-        assert_eq!(detail["action"], "heuristic", "{detail}");
-        assert_eq!(detail["reason"], "daily token budget exhausted", "{detail}");
-        assert_eq!(detail["projectBudget"], BUDGET, "{detail}");
-    }
+    let (_, made_by, state, detail) = by_type(&jobs, "observations");
+    assert_eq!(made_by, "heuristic", "{jobs:?}");
+    assert_eq!(state.as_deref(), Some("exhausted"), "{jobs:?}");
+    let detail = detail.as_ref().unwrap();
+    assert_eq!(detail["action"], "heuristic", "{detail}");
+    assert_eq!(detail["reason"], "daily token budget exhausted", "{detail}");
+    assert_eq!(detail["projectBudget"], BUDGET, "{detail}");
+    assert_eq!(turn_summary_by(&app).await, "heuristic");
+    no_call(&jobs);
     mock.verify().await;
     assert!(mock.received_requests().await.unwrap().is_empty());
     // The heuristic spends no model tokens: usage stays where it was.
@@ -172,7 +206,7 @@ async fn at_100_percent_no_provider_call_is_made() {
     .fetch_one(&app.pool)
     .await
     .unwrap();
-    assert_eq!((used, heuristic), (BUDGET, 2));
+    assert_eq!((used, heuristic), (BUDGET, 1));
 }
 
 #[tokio::test]
@@ -186,12 +220,13 @@ async fn a_team_budget_counts_too() {
         .unwrap();
     let mock = provider(0).await;
     let jobs = run_turn(&app, &mock).await;
-    for (_, made_by, state, _) in &jobs {
-        assert_eq!(
-            (made_by.as_str(), state.as_deref()),
-            ("heuristic", Some("exhausted")),
-            "{jobs:?}"
-        );
-    }
+    let (_, made_by, state, _) = by_type(&jobs, "observations");
+    assert_eq!(
+        (made_by.as_str(), state.as_deref()),
+        ("heuristic", Some("exhausted")),
+        "{jobs:?}"
+    );
+    assert_eq!(turn_summary_by(&app).await, "heuristic");
+    no_call(&jobs);
     mock.verify().await;
 }

@@ -70,10 +70,12 @@ async fn heuristic_turn_becomes_observation_turn_summary_and_session_summary() {
     assert_eq!(scope, "turn");
     assert!(request.contains("fix the parser panic"), "{request}");
 
-    // Usage is recorded on every completed job.
+    // Usage is recorded on every completed job that made a call: all but
+    // the turn_summary job, whose summary the turn's observation job wrote.
     let unmetered = app
         .count(&format!(
             "SELECT count(*) FROM generation_jobs WHERE project_id = '{}' AND status = 'completed'
+               AND NOT (job_type = 'turn_summary' AND summary_by <> id AND usage IS NULL)
                AND (usage->>'provider' IS DISTINCT FROM 'heuristic' OR (usage->>'input_tokens')::int <= 0)",
             app.project_id
         ))

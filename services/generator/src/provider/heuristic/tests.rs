@@ -16,6 +16,7 @@ async fn complete(material: &Material) -> Completion {
         system: prompt.system,
         user: &prompt.user,
         material,
+        summarise_turn: false,
         max_output_tokens: 1_000,
     };
     Heuristic
