@@ -52,7 +52,7 @@ pub async fn modes(replayed: &Replayed, project: &str) -> anyhow::Result<Modes> 
     }
     let (vector, body) = replayed.get(&probe("vector")).await?;
     if vector != 200 {
-        let why = body["message"].as_str().unwrap_or("refused").to_string();
+        let why = body["error"]["message"].as_str().unwrap_or("refused").to_string();
         return Ok(Modes {
             param: true,
             notes: vec![format!(
