@@ -301,3 +301,26 @@ fn file_lists_have_no_duplicates() {
         assert_eq!(summary.completed, "Tidied b.\nModified: src/b.rs.");
     }
 }
+
+#[tokio::test]
+async fn a_turn_ending_observation_job_gets_observations_and_the_turns_summary() {
+    let m = material(JobType::Observations, bugfix_turn("fix the parser"));
+    let plain = parse(&answer_with(&m, false)).unwrap();
+    assert!(!plain.observations.is_empty() && plain.summary.is_none());
+    let request = Request {
+        system: "",
+        user: "",
+        material: &m,
+        summarise_turn: true,
+        max_output_tokens: 1_000,
+    };
+    let text = Heuristic.complete(request).await.unwrap().text;
+    let both = parse(&text).unwrap();
+    assert_eq!(both.observations, plain.observations);
+    let summary = both.summary.expect("the turn's summary");
+    assert_eq!(summary.request, "fix the parser");
+    assert!(summary.completed.starts_with("Fixed the parser."), "{summary:?}");
+    // A summary job's answer is unchanged by the flag.
+    let turn = material(JobType::TurnSummary, bugfix_turn("fix the parser"));
+    assert_eq!(answer_with(&turn, true), answer(&turn));
+}
