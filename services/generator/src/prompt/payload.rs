@@ -118,7 +118,8 @@ pub(crate) fn error_line(event: &EventRecord) -> Option<String> {
         return None;
     }
     let line = error_text(event)
-        .and_then(|e| first_line(e, ERROR_LINE_CHARS))
+        .and_then(|e| failure_line(e).or_else(|| past_exit_code(e)))
+        .and_then(|l| first_line(l, ERROR_LINE_CHARS))
         .or_else(|| {
             stderr(event)
                 .and_then(failure_line)
@@ -126,6 +127,23 @@ pub(crate) fn error_line(event: &EventRecord) -> Option<String> {
         })
         .or_else(|| output_text(event).and_then(|o| first_line(o, ERROR_LINE_CHARS)));
     line.or_else(|| interrupted(event).then(|| "interrupted".to_string()))
+}
+
+/// The text after a leading `Exit code N` line when more follows (Claude
+/// Code's failed Bash: `Exit code 101` then the output), else the text:
+/// the exit code alone does not say what failed.
+fn past_exit_code(text: &str) -> Option<&str> {
+    let trimmed = text.trim_start();
+    let (first, rest) = trimmed.split_once('\n').unwrap_or((trimmed, ""));
+    let is_exit_code = first
+        .trim()
+        .strip_prefix("Exit code ")
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit() || c == '-'));
+    Some(if is_exit_code && !rest.trim().is_empty() {
+        rest
+    } else {
+        text
+    })
 }
 
 /// The first line of `text` that reads as a failure: it starts with
@@ -285,12 +303,32 @@ mod tests {
 
     #[test]
     fn error_line_prefers_error_then_stderr() {
-        let failure = event(
-            "PostToolUseFailure",
-            Some("Bash"),
-            json!({"error": "\nExit code 1\nboom", "is_interrupt": false}),
+        // The exit code alone says nothing: the line that says what failed,
+        // else the first line after it, else the exit code.
+        let failure = |error: &str| {
+            event(
+                "PostToolUseFailure",
+                Some("Bash"),
+                json!({"error": error, "is_interrupt": false}),
+            )
+        };
+        assert_eq!(
+            error_line(&failure("\nExit code 1\nboom")).as_deref(),
+            Some("boom")
         );
-        assert_eq!(error_line(&failure).as_deref(), Some("Exit code 1"));
+        let cargo = "Exit code 101\n   Compiling app v0.1.0\nerror[E0382]: borrow of moved value: `cfg`\n  --> src/main.rs:9:5";
+        assert_eq!(
+            error_line(&failure(cargo)).as_deref(),
+            Some("error[E0382]: borrow of moved value: `cfg`")
+        );
+        assert_eq!(
+            error_line(&failure("Exit code 2")).as_deref(),
+            Some("Exit code 2")
+        );
+        assert_eq!(
+            error_line(&failure("permission denied\nmore")).as_deref(),
+            Some("permission denied")
+        );
         let stderr = bash(json!({"stderr": "Compiling\nerror: could not compile `x`\nmore"}));
         assert_eq!(
             error_line(&stderr).as_deref(),

@@ -34,7 +34,7 @@ async fn bugfix_turn_gives_files_type_and_the_failing_command() {
         "<title>fix the parser</title>",
         "<subtitle>heuristic extract: 2 commands, 1 file modified, 1 file read</subtitle>",
         "<fact>Ran `cargo test`: failed, then passed</fact>",
-        "<fact>Error: Exit code 101</fact>",
+        "<fact>Error: thread 'parse' panicked at src/parse.rs:9</fact>",
         "<concept>problem-solution</concept>",
         "<files_read>\n    <file>src/parse.rs</file>\n  </files_read>",
         "<files_modified>\n    <file>src/parse.rs</file>\n  </files_modified>",
@@ -106,7 +106,13 @@ fn turn_summary_request_is_the_prompt() {
         summary.completed,
         "Fixed the parser.\nAll green.\nModified: src/parse.rs."
     );
-    assert!(summary.learned.contains("Exit code 101"), "{}", summary.learned);
+    assert!(
+        summary
+            .learned
+            .contains("thread 'parse' panicked at src/parse.rs:9"),
+        "{}",
+        summary.learned
+    );
     assert_eq!(summary.next_steps, "Next: add a fuzz test for headers.");
     assert_eq!(summary.notes, "heuristic summary (no model)");
 }
