@@ -251,12 +251,21 @@ fn same_file(a: &str, b: &str, cwd: Option<&str>) -> bool {
 }
 
 fn is_config(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    // A template of a config file is one too: `app.env.example`,
+    // `settings.yaml.sample`, `config.toml.dist`, `.env.template`.
+    let name = TEMPLATE_SUFFIXES
+        .iter()
+        .find_map(|suffix| name.strip_suffix(suffix))
+        .unwrap_or(&name);
     name.starts_with(".env")
         || name
             .rsplit_once('.')
-            .is_some_and(|(_, ext)| CONFIG_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()))
+            .is_some_and(|(_, ext)| CONFIG_EXTENSIONS.contains(&ext))
 }
+
+/// What a config file's template adds to its name.
+const TEMPLATE_SUFFIXES: [&str; 5] = [".example", ".sample", ".dist", ".template", ".tmpl"];
 
 /// The text of a Read: Claude Code's `file.content`, else a `content`
 /// string, else the output as text.

@@ -92,6 +92,17 @@ fn a_short_file_is_whole_and_a_config_keeps_its_settings() {
     assert!(text.contains("setting_30 = 210"), "{text}");
     assert!(text.contains("claim_batch_size = 17"), "{text}");
     assert!(!text.contains("explained at length"), "{text}");
+    // A config file's template is read as a config file too; source is not.
+    for template in [
+        "config/ledger.env.example",
+        "deploy/values.yaml.sample",
+        ".env.template",
+    ] {
+        let text = alone(&read_of(template, &config));
+        assert!(text.contains("setting_30 = 210"), "{template}: {text}");
+    }
+    let text = alone(&read_of("src/example.rs", &config));
+    assert!(!text.contains("setting_30 = 210"), "{text}");
 }
 
 #[test]
