@@ -192,6 +192,7 @@ pub async fn relevant(
             as_of: None,
             filters: &filters,
             summaries: false,
+            exclude: None,
             model: embedder.model(),
             query: &vector,
         };

@@ -272,6 +272,7 @@ async fn by_meaning(
             as_of: q.cursor.as_of,
             filters: &request.filters,
             summaries,
+            exclude: q.exclude,
             model: embedder.model(),
             query: &vector,
         },

@@ -36,6 +36,8 @@ pub struct Request<'a> {
     pub as_of: Option<DateTime<Utc>>,
     pub filters: &'a Filters,
     pub summaries: bool,
+    /// Excluded words (`query::Text::exclude`): memories matching them are left out, as in full-text.
+    pub exclude: Option<&'a str>,
     /// The embedder's model: vectors of another model are ignored.
     pub model: &'a str,
     pub query: &'a [f32],
@@ -89,8 +91,39 @@ pub async fn candidates(
         .filter(|s| s.similarity >= MIN_SIMILARITY)
         .collect();
     scored.sort_by(|a, b| b.similarity.total_cmp(&a.similarity).then(b.id.cmp(&a.id)));
+    if let Some(exclude) = r.exclude {
+        let ids: Vec<Uuid> = scored.iter().map(|s| s.id).collect();
+        let excluded = matching(pool, r.project_id, &ids, exclude).await?;
+        scored.retain(|s| !excluded.contains(&s.id));
+    }
     scored.truncate(TOP);
     Ok((scored, as_of))
+}
+
+/// Which of these memories match `words` (` or `-joined, as `query::Text::exclude`).
+#[tracing::instrument(skip(pool, ids, words), fields(ids = ids.len()))]
+async fn matching(
+    pool: &PgPool,
+    project_id: Uuid,
+    ids: &[Uuid],
+    words: &str,
+) -> sqlx::Result<std::collections::HashSet<Uuid>> {
+    if ids.is_empty() {
+        return Ok(Default::default());
+    }
+    let rows: Vec<(Uuid,)> = sqlx::query_as(
+        "SELECT id FROM observations
+         WHERE project_id = $1 AND id = ANY($2) AND search @@ websearch_to_tsquery('english', $3)
+         UNION ALL
+         SELECT id FROM summaries
+         WHERE project_id = $1 AND id = ANY($2) AND search @@ websearch_to_tsquery('english', $3)",
+    )
+    .bind(project_id)
+    .bind(ids)
+    .bind(words)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(|(id,)| id).collect())
 }
 
 #[derive(Clone, Copy, Debug)]

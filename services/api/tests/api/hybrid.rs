@@ -197,6 +197,11 @@ async fn a_question_with_no_shared_word_is_found_by_meaning_not_by_words() {
     );
     // Hybrid is the default with embeddings.
     assert_eq!(found(&app, q).await.first(), Some(&linker));
+    // An excluded word leaves a memory out in every mode.
+    for mode in ["vector", "hybrid"] {
+        let without = found(&app, &format!("{q}%20-linker&mode={mode}")).await;
+        assert!(!without.contains(&linker), "{mode}: {without:?}");
+    }
     // A word match still counts in hybrid: the memory matched by words and meaning comes first.
     let both = found(&app, "query=postgres%20database%20choice&mode=hybrid").await;
     let postgres = found(&app, "query=postgres&mode=fulltext").await;
