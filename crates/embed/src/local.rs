@@ -14,8 +14,10 @@ use crate::{DIMS, EmbedError};
 
 /// The name stored beside each vector this model makes.
 pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
-/// Texts run through the encoder at once; longer inputs are split.
-const BATCH: usize = 32;
+/// Texts run through the encoder at once; longer inputs are split. Larger
+/// batches gave no more texts per second on 2 cores, and the attention of a
+/// batch of 32 long texts peaks near 900 MB (bench/README.md).
+const BATCH: usize = 8;
 /// The model's `max_seq_length` when `sentence_bert_config.json` does not say.
 const DEFAULT_MAX_TOKENS: usize = 256;
 /// The files a model directory must hold.
