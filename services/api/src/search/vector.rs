@@ -6,13 +6,17 @@
 //! statement, ordered newest, so the filters and `as_of` are the same ones)
 //! have their vectors (of the current model) loaded and compared in Rust;
 //! the `TOP` most similar above `MIN_SIMILARITY` are kept. Cost grows with
-//! the bound, not with the project: bench/README.md has the figures.
+//! the bound, not with the project: bench/README.md has the figures. The
+//! vectors read stay in memory (`vector_cache`), so a project's next search
+//! reads only the ids.
+
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use super::{Filters, Order, sql};
+use super::{Filters, Order, sql, vector_cache};
 
 /// Memories compared per search (the newest that pass the filters).
 pub const CANDIDATE_ROWS: i64 = 2_000;
@@ -73,10 +77,11 @@ pub async fn candidates(
             .map(|k| k.id)
             .collect()
     };
+    let model: Arc<str> = Arc::from(r.model);
     let (observation_ids, summary_ids) = (ids("observation"), ids("summary"));
     let (observations, summaries) = tokio::try_join!(
-        vectors(pool, Table::Observations, r.project_id, &observation_ids, r.model),
-        vectors(pool, Table::Summaries, r.project_id, &summary_ids, r.model),
+        cached_vectors(pool, Table::Observations, r.project_id, &observation_ids, &model),
+        cached_vectors(pool, Table::Summaries, r.project_id, &summary_ids, &model),
     )?;
     let mut scored: Vec<Scored> = observations
         .into_iter()
@@ -130,6 +135,21 @@ async fn matching(
 enum Table {
     Observations,
     Summaries,
+}
+
+/// The vectors of these memories made by `model`: from the cache, the rest
+/// read (and then cached). A memory without one yet is simply absent.
+async fn cached_vectors(
+    pool: &PgPool,
+    table: Table,
+    project_id: Uuid,
+    ids: &[Uuid],
+    model: &Arc<str>,
+) -> sqlx::Result<Vec<vector_cache::Vector>> {
+    let (mut found, missing) = vector_cache::split(ids, model);
+    let read = vectors(pool, table, project_id, &missing, model).await?;
+    found.extend(vector_cache::keep(model, read));
+    Ok(found)
 }
 
 /// The stored vectors of these memories made by `model`.

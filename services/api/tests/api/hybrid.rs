@@ -368,7 +368,11 @@ async fn vector_hits_of_another_model_are_ignored() {
         .observation(&app, app.project_id, "bugfix", LINKER.0, LINKER.1, at)
         .await;
     let q = "query=why%20did%20yesterday%27s%20CI%20job%20crash&mode=vector";
-    assert_eq!(found(&app, q).await, [linker]);
+    // The search runs before any of its vectors is cached (search/vector_cache.rs).
+    let ours: String = sqlx::query_scalar("SELECT model FROM observation_embeddings")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
     sqlx::query("UPDATE observation_embeddings SET model = 'some-older-model'")
         .execute(&app.pool)
         .await
@@ -377,6 +381,12 @@ async fn vector_hits_of_another_model_are_ignored() {
         found(&app, q).await.is_empty(),
         "a vector of another model is not compared"
     );
+    sqlx::query("UPDATE observation_embeddings SET model = $1")
+        .bind(&ours)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(found(&app, q).await, [linker]);
 }
 
 /// What UserPromptSubmit adds for `prompt` once the project opts in.
