@@ -129,7 +129,10 @@ fn cpu_ms() -> f64 {
 /// Texts per second of wall time, and CPU ms per text.
 async fn throughput(embedder: &Embedder, texts: &[String], batch: usize) -> (f64, f64) {
     // One warm-up batch.
-    embedder.embed(texts[..batch].to_vec()).await.unwrap();
+    embedder
+        .embed(texts[..batch.min(texts.len())].to_vec())
+        .await
+        .unwrap();
     let (started, cpu) = (Instant::now(), cpu_ms());
     for chunk in texts.chunks(batch) {
         embedder.embed(chunk.to_vec()).await.unwrap();
