@@ -5,6 +5,15 @@ cd "$(dirname "$0")/.."
 source scripts/services.sh
 ensure_services
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/cairn-target}"
+
+# A shared target directory grows with every build; when its disk is short
+# of room, drop what is cheapest to rebuild (incremental state) first.
+mkdir -p "$CARGO_TARGET_DIR"
+free_kb=$(df -Pk "$CARGO_TARGET_DIR" | awk 'NR == 2 { print $4 }')
+if (( free_kb < 15 * 1024 * 1024 )); then
+    echo "less than 15 GB free beside $CARGO_TARGET_DIR: removing its incremental build state" >&2
+    rm -rf "$CARGO_TARGET_DIR"/debug/incremental "$CARGO_TARGET_DIR"/release/incremental
+fi
 export CAIRN_TEST_DATABASE_URL="${CAIRN_TEST_DATABASE_URL:-$CAIRN_PG_ADMIN_URL}"
 
 # Databases left by earlier runs (each test makes its own).

@@ -24,6 +24,13 @@ pub struct EmbedConfig {
     pub attempts: u32,
 }
 
+/// Where the local model is looked for: `CAIRN_EMBED_MODEL_DIR`, else
+/// `$HOME/.cache/cairn/models/all-minilm-l6-v2` (where
+/// `scripts/fetch-model.sh` puts it).
+pub fn model_dir() -> PathBuf {
+    EmbedConfig::from_env().model_dir
+}
+
 impl EmbedConfig {
     /// | variable | default |
     /// |---|---|

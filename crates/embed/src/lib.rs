@@ -12,7 +12,7 @@ mod openai;
 
 use std::sync::Arc;
 
-pub use config::{EmbedConfig, Provider};
+pub use config::{EmbedConfig, Provider, model_dir};
 pub use local::LocalModel;
 pub use openai::OpenAiEmbedder;
 

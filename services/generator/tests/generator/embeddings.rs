@@ -13,11 +13,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate, matchers::method};
 use super::support::{MINUTE, post_turn, rows, start, wait_count};
 
 fn model_dir() -> PathBuf {
-    let dir = std::env::var("CAIRN_EMBED_MODEL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").expect("HOME")).join(".cache/cairn/models/all-minilm-l6-v2")
-        });
+    let dir = cairn_embed::model_dir();
     assert!(
         dir.join("model.safetensors").is_file(),
         "no embedding model in {} (run scripts/fetch-model.sh)",
