@@ -45,6 +45,33 @@ struct Seeder {
 }
 
 impl Seeder {
+    /// The linker failure (a day and more old) among the `OTHERS` (the
+    /// newest hours): the memory a paraphrased question should find. Its id.
+    async fn linker_among_others(&self, app: &TestApp, at: DateTime<Utc>) -> Uuid {
+        let linker = self
+            .observation(
+                app,
+                app.project_id,
+                "bugfix",
+                LINKER.0,
+                LINKER.1,
+                at - Duration::hours(30),
+            )
+            .await;
+        for (i, (title, narrative)) in OTHERS.iter().enumerate() {
+            self.observation(
+                app,
+                app.project_id,
+                "decision",
+                title,
+                narrative,
+                at - Duration::hours(i as i64),
+            )
+            .await;
+        }
+        linker
+    }
+
     fn new() -> Self {
         Self {
             embedder: Embedder::local(&model_dir()).unwrap(),
@@ -157,27 +184,7 @@ async fn a_question_with_no_shared_word_is_found_by_meaning_not_by_words() {
     let app = spawn(true).await;
     let seed = Seeder::new();
     let at = Utc::now() - Duration::minutes(1);
-    let linker = seed
-        .observation(
-            &app,
-            app.project_id,
-            "bugfix",
-            LINKER.0,
-            LINKER.1,
-            at - Duration::hours(30),
-        )
-        .await;
-    for (i, (title, narrative)) in OTHERS.iter().enumerate() {
-        seed.observation(
-            &app,
-            app.project_id,
-            "decision",
-            title,
-            narrative,
-            at - Duration::hours(i as i64),
-        )
-        .await;
-    }
+    let linker = seed.linker_among_others(&app, at).await;
     let q = "query=why%20did%20yesterday%27s%20CI%20job%20crash";
     assert!(
         found(&app, &format!("{q}&mode=fulltext")).await.is_empty(),
@@ -408,26 +415,7 @@ async fn prompts_and_context_queries_find_memories_by_meaning_with_a_model_only(
         let app = spawn(embeddings).await;
         let seed = Seeder::new();
         let at = Utc::now() - Duration::minutes(1);
-        seed.observation(
-            &app,
-            app.project_id,
-            "bugfix",
-            LINKER.0,
-            LINKER.1,
-            at - Duration::hours(30),
-        )
-        .await;
-        for (i, (title, narrative)) in OTHERS.iter().enumerate() {
-            seed.observation(
-                &app,
-                app.project_id,
-                "decision",
-                title,
-                narrative,
-                at - Duration::hours(i as i64),
-            )
-            .await;
-        }
+        seed.linker_among_others(&app, at).await;
         let added = related(&app, QUESTION).await;
         assert_eq!(
             added.contains("linker ran out of memory"),
