@@ -6,7 +6,9 @@
 #   1. generator_throughput: jobs/s from claim to completed with the offline
 #      heuristic provider, 1 and 2 generator processes, claim→complete p50/p99;
 #      beside it pgbench_claim_complete.sql, the same two state-machine
-#      statements with nothing else, as the SQL-only upper bound;
+#      statements with nothing else, as the SQL-only upper bound, and
+#      pgbench_job.sql, the generator's claim and its one completion
+#      statement (written from job/write.rs), rows included;
 #   2. prompt_tokens: LLM input tokens per 100 tool events, one prompt per
 #      turn (Cairn) against one call per tool event, on a generated session;
 #   3. stop_lag: Stop hook answered → turn summary row visible, p50/p90/p99/max.
@@ -83,6 +85,11 @@ PGB_TX=$(awk '/number of transactions actually processed/ { print $NF }' "$WORK/
 PGB_DONE=$(psql -Atqc "SELECT count(*) FROM generation_jobs WHERE status = 'completed'" "$PGBENCH_URL")
 ((PGB_DONE >= PGB_TX && PGB_DONE <= PGB_TX + PGBENCH_CLIENTS)) ||
     die "pgbench processed $PGB_TX transactions but $PGB_DONE jobs are completed"
+log "pgbench: the generator's own claim and completion statements (pgbench_job.sql)"
+pgbench -n -M prepared -c "$PGBENCH_CLIENTS" -j "$PGBENCH_THREADS" -T "$PGBENCH_SECS" \
+    -f "$BENCH_DIR/pgbench_job.sql" "$PGBENCH_URL" >"$WORK/pgbench_job.txt" 2>&1 ||
+    { cat "$WORK/pgbench_job.txt" >&2; die "pgbench (pgbench_job.sql) failed"; }
+PGB_JOB_TPS=$(awk '/^tps = / { printf "%.0f", $3; exit }' "$WORK/pgbench_job.txt")
 cleanup
 PGBENCH_DB=""
 log "  pgbench: $PGB_TPS tps, avg $PGB_AVG ms"
@@ -117,6 +124,10 @@ WARNINGS=$(sed 's/\x1b\[[0-9;]*m//g' "$WORK/generator.log" | grep -cE '(WARN|ERR
         "$PGB_TPS   (avg $PGB_AVG ms; $PGBENCH_ROWS-job backlog)"
     while read -r T; do
         row "  generator / pgbench, $(processes "$(kv "$T" procs)")" "$(ratio "$(kv "$T" jobs_per_s)" "$PGB_TPS")"
+    done <"$WORK/throughput.txt"
+    row "pgbench the generator's claim + completion tx/s (pgbench_job.sql)" "$PGB_JOB_TPS   (one observation written per job)"
+    while read -r T; do
+        row "  generator / pgbench_job, $(processes "$(kv "$T" procs)")" "$(ratio "$(kv "$T" jobs_per_s)" "$PGB_JOB_TPS")"
     done <"$WORK/throughput.txt"
     row "input tokens per 100 tool events, coalesced (Cairn)" "$(kv "$P" coalesced_per_100)"
     row "input tokens per 100 tool events, one call per event" "$(kv "$P" per_event_per_100)"

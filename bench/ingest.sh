@@ -15,7 +15,9 @@
 #
 # Knobs (environment): WARMUP_SECS (10), DURATION_SECS (20), CONCURRENCY
 # ("8 32"), THREADS (2), BENCH_PORT (first free port from 18080),
-# SKIP_BUILD=1, BENCH_API_BIN (another cairn-api build, e.g. an older
+# SKIP_BUILD=1, TELEMETRY=on (the API with /metrics on a port of its own and
+# OpenTelemetry traces exported to bench/otlp_sink.py, to measure their
+# cost against a run without), BENCH_API_BIN (another cairn-api build, e.g. an older
 # commit's, to compare), PGHOST/PGPORT/PGUSER, BENCH_DB (cairn_bench),
 # BENCH_REDIS_URL (redis://127.0.0.1:6379).
 set -euo pipefail
@@ -80,7 +82,20 @@ fi
 BASE=http://127.0.0.1:$PORT
 
 API_PID=""
+SINK_PID=""
+if [[ ${TELEMETRY:-off} == on ]]; then
+    SINK_PORT=$((PORT + 100))
+    SINK_COUNT=$(mktemp)
+    python3 "$BENCH_DIR/otlp_sink.py" "$SINK_PORT" "$SINK_COUNT" &
+    SINK_PID=$!
+    export CAIRN_METRICS_ADDR=127.0.0.1:$((PORT + 101))
+    export OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$SINK_PORT
+    log "telemetry on: /metrics on $CAIRN_METRICS_ADDR, traces to $OTEL_EXPORTER_OTLP_ENDPOINT"
+else
+    unset CAIRN_METRICS_ADDR OTEL_EXPORTER_OTLP_ENDPOINT
+fi
 cleanup() {
+    [[ -n $SINK_PID ]] && kill "$SINK_PID" 2>/dev/null || true
     if [[ -n $API_PID ]] && kill -0 "$API_PID" 2>/dev/null; then
         kill "$API_PID" 2>/dev/null || true
         for _ in $(seq 50); do kill -0 "$API_PID" 2>/dev/null || break; sleep 0.1; done
@@ -255,6 +270,13 @@ API_WARN=$(strip_ansi "$API_LOG" | grep -cE '^[^ ]+ +(WARN|ERROR) ' || true)
     echo "cairn-api RSS: idle $(mib "$RSS_IDLE"); after c$(echo $CONCURRENCY | awk '{ print $NF }') run $(mib "$RSS_LOAD"), peak (VmHWM) $(mib "$RSS_PEAK")"
     echo "events stored: $STORED (2xx answers: $TOTAL_OK), generation jobs: $JOBS, API warn/error log lines: $API_WARN"
     echo "API connections left idle in transaction after the wrk runs: $IDLE_IN_TX"
+    if [[ -n $SINK_PID ]]; then
+        sleep 6  # the exporter's batch interval (5 s), so the last spans arrive
+        read -r SINK_REQ SINK_BYTES <"$SINK_COUNT" 2>/dev/null || true
+        echo "telemetry on: OTLP batches received ${SINK_REQ:-0} (${SINK_BYTES:-0} bytes); /metrics ingest series: $(curl -s "http://$CAIRN_METRICS_ADDR/metrics" | grep -c '^cairn_ingest_events_total')"
+    else
+        echo "telemetry off (no /metrics listener, no trace export)"
+    fi
     echo "raw output: ${WORK#"$ROOT"/}/"
     if ((API_WARN > 0)); then
         echo

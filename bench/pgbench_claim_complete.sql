@@ -34,7 +34,7 @@ WITH next AS (
         started_at = coalesce(j.started_at, now()), updated_at = now()
     FROM next WHERE j.id = next.id
     RETURNING j.id, j.team_id, j.project_id, j.session_id, j.job_type, j.prompt_number, j.attempts,
-        j.max_attempts, j.lease_expires_at
+        j.max_attempts, j.lease_expires_at, j.traceparent
 ), logged AS (
     INSERT INTO generation_job_events (job_id, team_id, project_id, from_status, to_status, actor, detail)
     SELECT id, team_id, project_id, 'queued', 'processing', 'pgbench:' || :client_id::text,

@@ -15,7 +15,11 @@
 #   window  the OR query, the 200 newest matches looked for in the last 14
 #           days first (the statement before the rings of days and weeks)
 #   after   the OR query as search/sql.rs runs it now (written from the code
-#           by a test of search/sql.rs; rings of days and weeks)
+#           by a test of search/sql.rs; rings of days and weeks), prepared,
+#           the text a bound parameter, as the API sends a search for words
+#           alone: Postgres moves to a generic plan after five custom ones
+#   custom  the same statement with the text as a literal: planned with its
+#           values every time (the API's filtered searches)
 # Then EXPLAIN (ANALYZE, BUFFERS) of each variant for the query of each size
 # with the most matches. p50/p99 come from pgbench's per-transaction log.
 # Output: bench/out/search_scale-<date>.txt (table) and .d/ (logs, plans).
@@ -83,11 +87,16 @@ psql -X -Atq -d "$DB" -c "SELECT count(*), pg_size_pretty(pg_total_relation_size
 for variant in $VARIANTS; do
     for n in 1 2 4; do
         col=q_any; [[ $variant == before ]] && col=q_typed
+        mode=simple; value="quote_literal($col)"; file=$variant
+        case $variant in
+            after) mode=prepared; value=$col ;;
+            custom) file=after ;;
+        esac
         script=$WORK/$variant-$n.pgbench
         { echo "\\set i random(1, 100)"
-          echo "SELECT quote_literal($col) AS q FROM bench_queries WHERE words = $n AND i = :i \\gset"
-          cat "$BENCH_DIR/search_scale_$variant.sql"; } >"$script"
-        (cd "$WORK" && pgbench -n -M simple -c "$CONCURRENCY" -j 2 -T "$SECS" -f "$script" -l \
+          echo "SELECT $value AS q FROM bench_queries WHERE words = $n AND i = :i \\gset"
+          cat "$BENCH_DIR/search_scale_$file.sql"; } >"$script"
+        (cd "$WORK" && pgbench -n -M "$mode" -c "$CONCURRENCY" -j 2 -T "$SECS" -f "$script" -l \
             --log-prefix="$variant-$n" "$DB" >"$WORK/$variant-$n.out" 2>&1) || { cat "$WORK/$variant-$n.out" >&2; die "pgbench failed"; }
         cat "$WORK/$variant-$n".[0-9]* | awk '{ print $3 / 1000 }' | sort -n >"$WORK/$variant-$n.lat"
         awk -v v="$variant" -v n="$n" '{ a[NR] = $1 } END {
@@ -99,7 +108,7 @@ for variant in $VARIANTS; do
               ORDER BY (SELECT count(*) FROM observations o WHERE o.project_id = '00000000-0000-4000-8000-000000000000'
                         AND o.search @@ websearch_to_tsquery('english', b.q_typed)) DESC LIMIT 1")
         { echo "== $variant $n words: $q"
-          sed '/^--/d' "$BENCH_DIR/search_scale_$variant.sql" |
+          sed '/^--/d' "$BENCH_DIR/search_scale_$file.sql" |
               sed "s/:q/$(printf '%s' "$q" | sed 's/[\/&]/\\&/g')/g" |
               sed '1s/^/EXPLAIN (ANALYZE, BUFFERS) /' | psql -X -q -d "$DB" -f - ; } >>"$WORK/explain.txt" 2>&1
     done

@@ -14,6 +14,15 @@ if (( free_kb < 15 * 1024 * 1024 )); then
     echo "less than 15 GB free beside $CARGO_TARGET_DIR: removing its incremental build state" >&2
     rm -rf "$CARGO_TARGET_DIR"/debug/incremental "$CARGO_TARGET_DIR"/release/incremental
 fi
+# One build of the workspace links ~30 test and bench executables of ~0.5 GB
+# each, and a checkout at another path links its own set beside the others.
+# Short of 30 GB, drop the linked executables (libraries and dependencies
+# stay): relinking takes minutes, a full disk fails the run.
+free_kb=$(df -Pk "$CARGO_TARGET_DIR" | awk 'NR == 2 { print $4 }')
+if (( free_kb < 30 * 1024 * 1024 )) && [[ -d $CARGO_TARGET_DIR/debug/deps ]]; then
+    echo "less than 30 GB free beside $CARGO_TARGET_DIR: removing its linked test and bench executables" >&2
+    find "$CARGO_TARGET_DIR/debug/deps" -maxdepth 1 -type f -perm -u+x ! -name '*.*' -delete
+fi
 export CAIRN_TEST_DATABASE_URL="${CAIRN_TEST_DATABASE_URL:-$CAIRN_PG_ADMIN_URL}"
 
 # Databases left by earlier runs (each test makes its own).
@@ -28,6 +37,11 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 scripts/agents.sh >/dev/null
 scripts/fetch-model.sh  # the embedding model the embed, search and generator tests load
+# Tools the contract tests drive (a browser, OpenAPI linters and generators):
+# each script installs one when it is missing and prints nothing else.
+for tool in scripts/tools/*.sh; do
+    [[ -e $tool ]] && bash "$tool"
+done
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings

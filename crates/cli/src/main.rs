@@ -1,12 +1,16 @@
 //! `cairn`: the command-line tool. The hook client (`cairn hook <agent>`, with
 //! its local spool: `cairn spool`), the installer of agents' hook
 //! configurations (`cairn install`, `cairn uninstall`), `cairn doctor`, the
-//! MCP stdio bridge (`cairn mcp`) and database administration (`cairn admin`).
+//! MCP stdio bridge (`cairn mcp`), database administration (`cairn admin`),
+//! the admin API from the command line (`cairn projects|tokens|jobs`) and a
+//! project's memory out and in (`cairn export`, `cairn import`, `cairn import
+//! claude-mem`).
 //!
 //! `main` is synchronous: the hook path starts no async runtime; only `admin`
 //! and `mcp` build one.
 
 mod admin;
+mod admin_api;
 mod agent;
 mod client_config;
 mod doctor;
@@ -14,6 +18,7 @@ mod hook;
 mod install;
 mod mcp;
 mod spool;
+mod transfer;
 
 use clap::{Parser, Subcommand};
 
@@ -62,6 +67,31 @@ enum Command {
         #[arg(long)]
         token: Option<String>,
     },
+    /// Projects of the team: list, create, change memory settings (admin token).
+    Projects {
+        #[command(subcommand)]
+        command: admin_api::projects::ProjectsCommand,
+        #[command(flatten)]
+        api: admin_api::ApiArgs,
+    },
+    /// API tokens: list, mint (the secret is shown once), revoke (admin token).
+    Tokens {
+        #[command(subcommand)]
+        command: admin_api::tokens::TokensCommand,
+        #[command(flatten)]
+        api: admin_api::ApiArgs,
+    },
+    /// Generation jobs: list, retry, cancel (admin token).
+    Jobs {
+        #[command(subcommand)]
+        command: admin_api::jobs::JobsCommand,
+        #[command(flatten)]
+        api: admin_api::ApiArgs,
+    },
+    /// Write a project's memory as JSON Lines (sessions, observations, summaries).
+    Export(transfer::ExportArgs),
+    /// Read JSON Lines of `cairn export` into a project, or `import claude-mem <file>`.
+    Import(transfer::ImportArgs),
 }
 
 fn main() {
@@ -97,6 +127,11 @@ fn run(command: Command) -> anyhow::Result<()> {
             let token = token.or(config.token).unwrap_or_default();
             runtime()?.block_on(mcp::serve(&url, &token))
         }
+        Command::Projects { command, api } => admin_api::projects::run(command, &api),
+        Command::Tokens { command, api } => admin_api::tokens::run(command, &api),
+        Command::Jobs { command, api } => admin_api::jobs::run(command, &api),
+        Command::Export(args) => transfer::export::run(&args),
+        Command::Import(args) => transfer::run_import(args),
     }
 }
 

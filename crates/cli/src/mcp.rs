@@ -10,8 +10,8 @@ use rmcp::{
     ErrorData, RoleClient, RoleServer, ServerHandler, ServiceExt,
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-        ContentBlock, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-        ServerConfig,
+        ContentBlock, Implementation, ListToolsResult, PaginatedRequestParams, ResultType,
+        ServerCapabilities, ServerConfig,
     },
     service::{RequestContext, RunningService, ServiceError},
     transport::{StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig},
@@ -154,11 +154,27 @@ impl ServerHandler for Bridge {
             done => done,
         };
         match result {
-            Ok(response) => Ok(response),
+            Ok(response) => Ok(discriminated(response)),
             Err(Failure::Refused(e)) => Err(e),
             Err(Failure::Unreachable(message)) => {
                 Ok(CallToolResult::error(vec![ContentBlock::text(message)]).into())
             }
         }
+    }
+}
+
+/// The bridge speaks to `/v1/mcp` in one revision and to its own client in the
+/// revision that client asked for. A result read from an upstream answer in a
+/// revision before 2026-07-28 has no `resultType`, which 2026-07-28 requires on
+/// every result; it gets `complete` here, and rmcp's server side strips it
+/// again for clients that negotiated an older revision, so each client is
+/// answered in its own revision.
+fn discriminated(response: CallToolResponse) -> CallToolResponse {
+    match response {
+        CallToolResponse::Complete(mut result) => {
+            result.result_type.get_or_insert(ResultType::COMPLETE);
+            CallToolResponse::Complete(result)
+        }
+        other => other,
     }
 }

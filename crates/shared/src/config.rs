@@ -1,7 +1,12 @@
 //! Configuration read from `CAIRN_*` environment variables, with one clear
-//! error per missing or invalid variable.
+//! error per missing or invalid variable. Every variable read through these
+//! helpers may instead be given as a file (`<NAME>_FILE`, see [`secret_files`]).
 
 use std::{fmt::Display, net::SocketAddr, str::FromStr, time::Duration};
+
+pub mod secret_files;
+
+pub use secret_files::{is_set, var};
 
 /// A variable that is missing or cannot be parsed.
 #[derive(Debug, thiserror::Error)]
@@ -14,10 +19,20 @@ pub enum ConfigError {
         value: String,
         reason: String,
     },
+    #[error("{name} and {file_name} are both set: keep one")]
+    Conflict { name: &'static str, file_name: String },
+    #[error("{file_name} names {path}, which cannot be read: {reason}")]
+    UnreadableFile {
+        file_name: String,
+        path: String,
+        reason: String,
+    },
 }
 
 /// Source of variables; the process environment in production, a map in tests.
 pub trait Env {
+    /// The variable exactly as set; read settings with [`var`] (or
+    /// `required`, `parsed`), which also honour `<NAME>_FILE`.
     fn get(&self, name: &str) -> Option<String>;
 }
 
@@ -43,7 +58,7 @@ impl<const N: usize> Env for [(&str, &str); N] {
 }
 
 pub fn required(env: &dyn Env, name: &'static str, hint: &'static str) -> Result<String, ConfigError> {
-    env.get(name).ok_or(ConfigError::Missing { name, hint })
+    var(env, name)?.ok_or(ConfigError::Missing { name, hint })
 }
 
 pub fn parsed<T>(env: &dyn Env, name: &'static str, default: T) -> Result<T, ConfigError>
@@ -51,7 +66,7 @@ where
     T: FromStr,
     T::Err: Display,
 {
-    match env.get(name) {
+    match var(env, name)? {
         None => Ok(default),
         Some(value) => value.trim().parse().map_err(|e: T::Err| ConfigError::Invalid {
             name,
@@ -98,17 +113,15 @@ impl StoreConfig {
         if !database_url.starts_with("postgres://") && !database_url.starts_with("postgresql://") {
             return Err(ConfigError::Invalid {
                 name: "CAIRN_DATABASE_URL",
-                value: database_url,
+                value: scheme_only(&database_url),
                 reason: "must start with postgres:// or postgresql://".into(),
             });
         }
-        let redis_url = env
-            .get("CAIRN_REDIS_URL")
-            .unwrap_or_else(|| "redis://127.0.0.1:6379".into());
+        let redis_url = var(env, "CAIRN_REDIS_URL")?.unwrap_or_else(|| "redis://127.0.0.1:6379".into());
         if !redis_url.starts_with("redis://") && !redis_url.starts_with("rediss://") {
             return Err(ConfigError::Invalid {
                 name: "CAIRN_REDIS_URL",
-                value: redis_url,
+                value: scheme_only(&redis_url),
                 reason: "must start with redis:// or rediss://".into(),
             });
         }
@@ -126,9 +139,17 @@ impl StoreConfig {
     }
 }
 
+/// A URL's scheme alone, for errors: the rest may hold a password.
+fn scheme_only(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, _)) => format!("{scheme}://…"),
+        None => "…".into(),
+    }
+}
+
 /// The listen address, validated.
 pub fn listen_addr(env: &dyn Env, name: &'static str, default: &str) -> Result<SocketAddr, ConfigError> {
-    let value = env.get(name).unwrap_or_else(|| default.to_string());
+    let value = var(env, name)?.unwrap_or_else(|| default.to_string());
     value
         .parse()
         .map_err(|e: std::net::AddrParseError| ConfigError::Invalid {
@@ -153,8 +174,12 @@ mod tests {
 
     #[test]
     fn invalid_values_are_reported_with_the_value() {
-        let err = StoreConfig::from_env(&[("CAIRN_DATABASE_URL", "mysql://x")]).unwrap_err();
-        assert!(err.to_string().contains("mysql://x"), "{err}");
+        let err = StoreConfig::from_env(&[("CAIRN_DATABASE_URL", "mysql://u:hunter2@x")]).unwrap_err();
+        assert!(err.to_string().contains("mysql://…"), "{err}");
+        assert!(
+            !err.to_string().contains("hunter2"),
+            "a URL's password is never shown: {err}"
+        );
         let err = StoreConfig::from_env(&[
             ("CAIRN_DATABASE_URL", "postgres://x"),
             ("CAIRN_DATABASE_MAX_CONNECTIONS", "many"),

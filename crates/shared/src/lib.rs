@@ -9,7 +9,6 @@ pub mod db;
 pub mod jobs;
 pub use cairn_privacy as privacy;
 pub mod redis_conn;
-pub mod telemetry;
 pub mod tenancy;
 pub mod time;
 pub mod tokens;

@@ -3,14 +3,14 @@
 
 use axum::{Router, extract::DefaultBodyLimit, http::StatusCode, middleware, response::IntoResponse};
 use tower_http::catch_panic::CatchPanicLayer;
-use utoipa_scalar::{Scalar, Servable};
 
 use crate::{
     error::ApiError,
     mcp,
     middleware::{
+        access_log,
         body_buffer::{self, BodyBuffer},
-        json_errors, rate_limit,
+        json_errors, metrics, rate_limit,
         request_limits::{self, RequestLimits},
         run_to_completion, timeout,
     },
@@ -20,21 +20,21 @@ use crate::{
 
 pub fn app(state: AppState) -> Router {
     let (router, openapi) = routes::router().split_for_parts();
-    let openapi = routes::complete(openapi);
+    let spec = routes::complete(openapi);
     let limits = &state.config.limits;
     let max_body = limits.max_body_bytes;
     let buffer = BodyBuffer::new(limits.max_buffered_body_bytes, max_body, limits.body_read_timeout);
     let request_timeout = limits.request_timeout;
     let request_limits = RequestLimits::from(limits);
     let rate_limiter = state.rate_limiter.clone();
-    let spec = openapi.clone();
     router
         .route(
             "/openapi.json",
             axum::routing::get(move || async move { axum::Json(spec) }),
         )
-        .merge(Scalar::with_url("/docs", openapi))
+        .merge(crate::docs::router())
         .merge(mcp::router(&state))
+        .merge(crate::dashboard::router())
         .fallback(|| async { ApiError::not_found("route_not_found", "no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(
@@ -60,6 +60,8 @@ pub fn app(state: AppState) -> Router {
             rate_limit::middleware,
         ))
         .layer(middleware::from_fn(json_errors::middleware))
+        .layer(middleware::from_fn(metrics::middleware))
+        .layer(access_log::layer())
         .layer(middleware::from_fn(request_id::middleware))
         .with_state(state)
 }

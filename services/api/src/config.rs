@@ -10,6 +10,8 @@ use cairn_shared::{
 #[derive(Clone, Debug)]
 pub struct ApiConfig {
     pub listen: SocketAddr,
+    /// `CAIRN_METRICS_ADDR`: a separate listener for `/metrics`; off when unset.
+    pub metrics_addr: Option<SocketAddr>,
     pub public_url: String,
     pub store: StoreConfig,
     pub signing_key: SigningKey,
@@ -106,6 +108,11 @@ impl ApiConfig {
             .collect();
         Ok(Self {
             listen,
+            metrics_addr: env
+                .get("CAIRN_METRICS_ADDR")
+                .filter(|v| !v.trim().is_empty())
+                .map(|_| listen_addr(env, "CAIRN_METRICS_ADDR", ""))
+                .transpose()?,
             public_url: env
                 .get("CAIRN_PUBLIC_URL")
                 .unwrap_or_else(|| format!("http://127.0.0.1:{}", listen.port())),

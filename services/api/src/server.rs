@@ -46,7 +46,9 @@ pub async fn serve_until(
 ) -> anyhow::Result<()> {
     tracing::info!(addr = %listener.local_addr()?, "cairn-api listening");
     let limits = state.config.limits.clone();
+    let live = state.live.clone();
     rate_limit::spawn_cleanup(state.rate_limiter.clone());
+    cairn_telemetry::prom::watch_pool(state.pool.clone(), "api");
     let router = app(state);
     let mut builder = Builder::new(TokioExecutor::new());
     builder
@@ -92,6 +94,8 @@ pub async fn serve_until(
         });
     }
     drop(listener);
+    // Live streams never finish on their own: end them, or the shutdown waits forever.
+    live.close();
     graceful.shutdown().await;
     Ok(())
 }

@@ -21,6 +21,8 @@ pub struct Inner {
     /// The query embedder; `None` when embeddings are off or the model is
     /// missing (search and context are then full-text only).
     pub embedder: Option<cairn_embed::Embedder>,
+    /// Live notices: the process's Redis subscription and its per-project fan-out.
+    pub live: crate::live::Hub,
 }
 
 impl std::ops::Deref for AppState {
@@ -42,6 +44,7 @@ impl AppState {
         let tokens = TokenCache::new(config.auth_cache_ttl, config.rate_limits.bad_token_ttl);
         let rate_limiter = RateLimiter::new(&config.rate_limits);
         let embedder = cairn_embed::Embedder::from_config(&config.embed);
+        let live = crate::live::Hub::start(&config.store.redis_url, config.limits.wakeup_timeout)?;
         Ok(Self(Arc::new(Inner {
             pool,
             config,
@@ -51,6 +54,7 @@ impl AppState {
             wakeups,
             rate_limiter,
             embedder,
+            live,
         })))
     }
 }

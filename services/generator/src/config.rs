@@ -1,8 +1,8 @@
 //! The generator's configuration, from `CAIRN_*` environment variables.
 
-use std::time::Duration;
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
-use cairn_shared::config::{ConfigError, Env, StoreConfig, millis, parsed};
+use cairn_shared::config::{ConfigError, Env, StoreConfig, listen_addr, millis, parsed};
 
 use crate::{prompt::Budget, provider::ProviderConfig, retry::RetryPolicy};
 
@@ -28,7 +28,14 @@ pub struct GeneratorConfig {
     pub budget: Budget,
     /// `CAIRN_EMBED_*`: the embedder for what jobs write.
     pub embed: cairn_embed::EmbedConfig,
+    /// `CAIRN_METRICS_ADDR`: where `/metrics` is served; off when unset.
+    pub metrics_addr: Option<SocketAddr>,
+    /// `CAIRN_LIVENESS_FILE`: touched by the main loop; `health` checks its age.
+    pub liveness_file: PathBuf,
 }
+
+/// Where the liveness file is unless `CAIRN_LIVENESS_FILE` says otherwise.
+pub const DEFAULT_LIVENESS_FILE: &str = "/tmp/cairn-generator.alive";
 
 impl GeneratorConfig {
     pub fn from_env(env: &dyn Env) -> Result<Self, ConfigError> {
@@ -79,8 +86,22 @@ impl GeneratorConfig {
                 total_chars: parsed(env, "CAIRN_PROMPT_TOTAL_CHARS", Budget::default().total_chars)?,
             },
             embed: cairn_embed::EmbedConfig::from_lookup(|k| env.get(k)),
+            metrics_addr: env
+                .get("CAIRN_METRICS_ADDR")
+                .filter(|v| !v.trim().is_empty())
+                .map(|_| listen_addr(env, "CAIRN_METRICS_ADDR", ""))
+                .transpose()?,
+            liveness_file: liveness_file(env),
         })
     }
+}
+
+/// `CAIRN_LIVENESS_FILE`, else [`DEFAULT_LIVENESS_FILE`].
+pub fn liveness_file(env: &dyn Env) -> PathBuf {
+    env.get("CAIRN_LIVENESS_FILE")
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| DEFAULT_LIVENESS_FILE.into())
+        .into()
 }
 
 fn hostname() -> String {

@@ -1,8 +1,9 @@
 //! Embeddings of what a job writes, and of what was written without one.
 //!
-//! `for_parsed` embeds a job's observations or summary before the write
-//! transaction opens (the model never holds a transaction open); `store`
-//! writes one vector beside its row inside that transaction. A failure to
+//! `for_parsed` embeds a job's observations or summary before the
+//! completion statement (the model never holds a transaction open), which
+//! writes each vector beside its row (`job::write`); `store` writes one
+//! vector for `backfill`. A failure to
 //! embed never fails a job: the rows are written without vectors (logged),
 //! and `backfill` embeds rows without a vector later, in bounded batches.
 

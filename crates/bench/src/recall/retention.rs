@@ -40,6 +40,7 @@ pub async fn measure(pool: &PgPool, data: &Dataset) -> anyhow::Result<Retained> 
             attempts: 1,
             max_attempts: 1,
             lease_expires_at: chrono::Utc::now(),
+            traceparent: None,
         };
         let material = load::material(pool, &claimed).await?;
         let built = prompt::build(&material, &budget);

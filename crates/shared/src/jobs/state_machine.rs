@@ -185,23 +185,35 @@ pub async fn apply(
     job_id: Uuid,
     transition: Transition<'_>,
 ) -> Result<JobStatus, TransitionError> {
+    apply_with(conn, project_id, job_id, transition, Writes::default()).await
+}
+
+/// What a transition writes in its own statement: the rows a completed job
+/// leaves, say. `ctes` follow the transition's `moved` (the job's row as
+/// moved: `id`, `team_id`, `project_id`, `session_id`, `prompt_number`,
+/// `from_status`, `status`) and `logged` CTEs, each beginning with a comma
+/// and reading `FROM moved`, so that a refused transition writes nothing.
+/// `params` are bound as jsonb from `$10` on.
+#[derive(Debug, Default)]
+pub struct Writes {
+    pub ctes: String,
+    pub params: Vec<Value>,
+}
+
+/// [`apply`] and `writes` in one statement, so in one round trip and one
+/// transaction: the job is refused before anything is written, and nothing
+/// is written unless the job moved.
+#[tracing::instrument(skip_all, fields(%job_id, transition = transition.name()))]
+pub async fn apply_with(
+    conn: &mut PgConnection,
+    project_id: Uuid,
+    job_id: Uuid,
+    transition: Transition<'_>,
+    writes: Writes,
+) -> Result<JobStatus, TransitionError> {
     let from: Vec<&str> = transition.from().iter().map(|s| s.as_str()).collect();
-    let sql = format!(
-        "WITH moved AS (
-             UPDATE generation_jobs j SET {set}, updated_at = now()
-             FROM (SELECT id, status AS from_status FROM generation_jobs
-                   WHERE id = $1 AND project_id = $2 AND status = ANY($4)
-                     AND ($8::text IS NULL OR locked_by = $8) FOR UPDATE) prev
-             WHERE j.id = prev.id
-             RETURNING j.id, j.team_id, j.project_id, prev.from_status, j.status
-         ), logged AS (
-             INSERT INTO generation_job_events (job_id, team_id, project_id, from_status, to_status, actor, detail)
-             SELECT id, team_id, project_id, from_status, status, $3, $9 FROM moved
-         )
-         SELECT status FROM moved",
-        set = transition.set_clause()
-    );
-    let moved: Option<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+    let sql = statement(&transition, &writes.ctes);
+    let mut query = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
         .bind(job_id)
         .bind(project_id)
         .bind(transition.actor())
@@ -210,11 +222,16 @@ pub async fn apply(
         .bind(transition.error())
         .bind(transition.usage())
         .bind(transition.lock_owner())
-        .bind(transition.detail())
-        .fetch_optional(&mut *conn)
-        .await?;
+        .bind(transition.detail());
+    for param in writes.params {
+        query = query.bind(param);
+    }
+    let moved: Option<String> = query.fetch_optional(&mut *conn).await?;
     match moved {
-        Some(status) => Ok(JobStatus::parse(&status).unwrap_or(transition.to())),
+        Some(status) => {
+            count_transition(&from.join("|"), transition.to().as_str(), transition.name(), 1);
+            Ok(JobStatus::parse(&status).unwrap_or(transition.to()))
+        }
         None => {
             let found: Option<String> =
                 sqlx::query_scalar("SELECT status FROM generation_jobs WHERE id = $1 AND project_id = $2")
@@ -231,6 +248,25 @@ pub async fn apply(
     }
 }
 
+/// The statement [`apply_with`] runs for `transition` and `writes`' CTEs.
+pub fn statement(transition: &Transition<'_>, writes: &str) -> String {
+    format!(
+        "WITH moved AS (
+             UPDATE generation_jobs j SET {set}, updated_at = now()
+             FROM (SELECT id, status AS from_status FROM generation_jobs
+                   WHERE id = $1 AND project_id = $2 AND status = ANY($4)
+                     AND ($8::text IS NULL OR locked_by = $8) FOR UPDATE) prev
+             WHERE j.id = prev.id
+             RETURNING j.id, j.team_id, j.project_id, j.session_id, j.prompt_number, prev.from_status, j.status
+         ), logged AS (
+             INSERT INTO generation_job_events (job_id, team_id, project_id, from_status, to_status, actor, detail)
+             SELECT id, team_id, project_id, from_status, status, $3, $9 FROM moved
+         ){writes}
+         SELECT status FROM moved",
+        set = transition.set_clause(),
+    )
+}
+
 /// A job a worker now holds.
 #[derive(Clone, Debug, FromRow)]
 pub struct ClaimedJob {
@@ -244,6 +280,8 @@ pub struct ClaimedJob {
     pub attempts: i32,
     pub max_attempts: i32,
     pub lease_expires_at: DateTime<Utc>,
+    /// The W3C trace context of the request that created the job, if traced.
+    pub traceparent: Option<String>,
 }
 
 /// Which queued jobs a claim may take.
@@ -282,7 +320,7 @@ pub async fn claim(
                  updated_at = now()
              FROM next WHERE j.id = next.id
              RETURNING j.id, j.team_id, j.project_id, j.session_id, j.job_type, j.prompt_number, j.attempts,
-                 j.max_attempts, j.lease_expires_at
+                 j.max_attempts, j.lease_expires_at, j.traceparent
          ), logged AS (
              INSERT INTO generation_job_events (job_id, team_id, project_id, from_status, to_status, actor, detail)
              SELECT id, team_id, project_id, 'queued', 'processing', $1, jsonb_build_object('attempt', attempts)
@@ -296,6 +334,7 @@ pub async fn claim(
     .bind(limit)
     .fetch_all(db)
     .await
+    .inspect(|claimed: &Vec<ClaimedJob>| count_transition("queued", "processing", "claim", claimed.len() as u64))
 }
 
 /// Extends the lease of a job `worker` still holds. False when the lease is
@@ -389,4 +428,24 @@ pub async fn fail_exhausted(db: impl PgExecutor<'_>, actor: &str, limit: i64) ->
     .bind(limit)
     .fetch_all(db)
     .await
+}
+
+/// Keeps the W3C `traceparent` of the request that created a job (the first one wins).
+#[tracing::instrument(skip(conn))]
+pub async fn set_traceparent(conn: &mut PgConnection, job_id: Uuid, traceparent: &str) -> sqlx::Result<()> {
+    sqlx::query("UPDATE generation_jobs SET traceparent = $2 WHERE id = $1 AND traceparent IS NULL")
+        .bind(job_id)
+        .bind(traceparent)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// `cairn_job_transitions_total` (see `cairn_telemetry::names::JOB_TRANSITIONS`).
+fn count_transition(from: &str, to: &'static str, transition: &'static str, n: u64) {
+    if n > 0 {
+        metrics::counter!("cairn_job_transitions_total",
+            "from" => from.to_owned(), "to" => to, "transition" => transition)
+        .increment(n);
+    }
 }

@@ -1,4 +1,6 @@
-//! The `Auth` extractor: `Authorization: Bearer <token>` or `X-Api-Key`.
+//! The `Auth` extractor: `Authorization: Bearer <token>` or `X-Api-Key`, or
+//! else the dashboard's `cairn_session` cookie (whose unsafe requests must
+//! carry `X-Cairn-Csrf`).
 //! No credential → 401; a token that is malformed, unknown, revoked or expired → 403.
 
 use axum::{
@@ -8,6 +10,7 @@ use axum::{
 use cairn_shared::{auth::Scope, tenancy::tokens};
 use uuid::Uuid;
 
+use super::session_cookie::{self, SessionKeys};
 use crate::{error::ApiError, state::AppState};
 
 /// The authenticated caller.
@@ -49,6 +52,10 @@ fn has_credentials(parts: &Parts) -> bool {
     parts.headers.contains_key(axum::http::header::AUTHORIZATION) || parts.headers.contains_key("x-api-key")
 }
 
+fn has_session(parts: &Parts) -> bool {
+    session_cookie::from_headers(&parts.headers).is_some()
+}
+
 fn presented_token(parts: &Parts) -> Option<&str> {
     let headers = &parts.headers;
     if let Some(value) = headers.get(axum::http::header::AUTHORIZATION) {
@@ -66,6 +73,13 @@ impl FromRequestParts<AppState> for Auth {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        if !has_credentials(parts)
+            && let Some(cookie) = session_cookie::from_headers(&parts.headers)
+        {
+            return authenticate_session(state, parts, cookie)
+                .await
+                .inspect(crate::middleware::access_log::record_token);
+        }
         let Some(token) = presented_token(parts).filter(|t| !t.is_empty()) else {
             return Err(if has_credentials(parts) {
                 ApiError::forbidden(
@@ -76,7 +90,9 @@ impl FromRequestParts<AppState> for Auth {
                 ApiError::unauthorized("send `Authorization: Bearer <token>` or `X-Api-Key`")
             });
         };
-        authenticate(state, token).await
+        authenticate(state, token)
+            .await
+            .inspect(crate::middleware::access_log::record_token)
     }
 }
 
@@ -85,7 +101,7 @@ impl OptionalFromRequestParts<AppState> for Auth {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Option<Self>, ApiError> {
-        if !has_credentials(parts) {
+        if !has_credentials(parts) && !has_session(parts) {
             return Ok(None);
         }
         <Auth as FromRequestParts<AppState>>::from_request_parts(parts, state)
@@ -94,7 +110,9 @@ impl OptionalFromRequestParts<AppState> for Auth {
     }
 }
 
-async fn authenticate(state: &AppState, token: &str) -> Result<Auth, ApiError> {
+/// Verifies a presented token (signature, row, secret, revocation, expiry):
+/// the check every bearer request passes, and the dashboard's sign-in.
+pub async fn authenticate(state: &AppState, token: &str) -> Result<Auth, ApiError> {
     let invalid = || ApiError::forbidden("invalid_token", "the token is not valid");
     let claims = state.signer.verify(token).map_err(|_| invalid())?;
     let expired = || ApiError::forbidden("token_expired", "the token has expired");
@@ -122,15 +140,58 @@ async fn authenticate(state: &AppState, token: &str) -> Result<Auth, ApiError> {
             .tokens
             .refuse(token, "token_revoked", "the token has been revoked"));
     }
-    if !row.token.is_usable(chrono::Utc::now()) {
-        return Err(expired());
+    admit(state, row.token)
+}
+
+/// A cookie session: its signature and expiry, the CSRF header on unsafe
+/// methods, then the token row it names, as for a bearer token (cached for
+/// the same short time, so a revocation ends the session just as fast).
+async fn authenticate_session(state: &AppState, parts: &Parts, cookie: &str) -> Result<Auth, ApiError> {
+    let keys = SessionKeys::derive(&state.signer);
+    let Some(claims) = keys.verify(cookie) else {
+        return Err(ApiError::unauthorized(
+            "the dashboard session has expired or is not valid: sign in again",
+        ));
+    };
+    if !parts.method.is_safe() {
+        let presented = parts
+            .headers
+            .get(session_cookie::CSRF_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        if !keys.csrf_matches(&claims, presented) {
+            return Err(ApiError::forbidden(
+                "csrf_failed",
+                "a cookie-authenticated write must carry the session's `X-Cairn-Csrf` header",
+            ));
+        }
+    }
+    if let Some(auth) = state.tokens.get(claims.tid) {
+        if auth.expires_at.is_some_and(|at| at <= chrono::Utc::now()) {
+            return Err(ApiError::forbidden("token_expired", "the token has expired"));
+        }
+        return Ok(auth);
+    }
+    let Some(row) = tokens::load_for_auth(&state.pool, claims.tid).await? else {
+        return Err(ApiError::forbidden("invalid_token", "the token is not valid"));
+    };
+    if row.token.revoked_at.is_some() {
+        return Err(ApiError::forbidden("token_revoked", "the token has been revoked"));
+    }
+    admit(state, row.token)
+}
+
+/// A verified, unrevoked token row becomes the caller (and is cached).
+fn admit(state: &AppState, token: tokens::ApiToken) -> Result<Auth, ApiError> {
+    if !token.is_usable(chrono::Utc::now()) {
+        return Err(ApiError::forbidden("token_expired", "the token has expired"));
     }
     let auth = Auth {
-        token_id: row.token.id,
-        team_id: row.token.team_id,
-        project_id: row.token.project_id,
-        scopes: row.token.scopes(),
-        expires_at: row.token.expires_at,
+        token_id: token.id,
+        team_id: token.team_id,
+        project_id: token.project_id,
+        scopes: token.scopes(),
+        expires_at: token.expires_at,
     };
     state.tokens.put(auth.clone());
     let pool = state.pool.clone();

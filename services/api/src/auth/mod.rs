@@ -5,7 +5,8 @@
 mod cache;
 mod extractor;
 mod project;
+pub mod session_cookie;
 
 pub use cache::TokenCache;
-pub use extractor::Auth;
+pub use extractor::{Auth, authenticate};
 pub use project::{MatchedBy, ProjectRef};

@@ -2,12 +2,14 @@
 //! built from stored rows.
 
 mod event;
+mod hook;
 mod job;
 mod observation;
 mod session;
 mod tenancy;
 
 pub use event::EventDto;
+pub use hook::{HookInput, HookOutput, HookSpecificOutput};
 pub use job::{JobDto, JobSummaryDto};
 pub use observation::ObservationDto;
 pub use session::SessionDto;

@@ -4,6 +4,7 @@
 
 pub mod agents;
 mod event;
+mod observe;
 mod pipeline;
 mod plan;
 mod write;

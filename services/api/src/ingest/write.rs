@@ -71,6 +71,7 @@ pub async fn write(
     };
     let event_id = Uuid::now_v7();
     let (job, due) = apply_plan(&mut *conn, project, coalescing, ev, session.as_ref(), event_id).await?;
+    super::observe::link_trace(&mut *conn, job.as_ref()).await?;
     let inserted = events::insert(
         &mut *conn,
         NewEvent {
@@ -93,12 +94,15 @@ pub async fn write(
     )
     .await?;
     Ok(match inserted {
-        Some(event) => Written::Stored {
-            event,
-            session,
-            job,
-            due,
-        },
+        Some(event) => {
+            super::observe::stored(ev);
+            Written::Stored {
+                event,
+                session,
+                job,
+                due,
+            }
+        }
         None => Written::Duplicate {
             key: key.into_owned(),
         },

@@ -103,7 +103,9 @@ pub struct ContextQuery {
 /// The project's context, fitted to its token budget: JSON, or the agents' markdown.
 #[utoipa::path(get, path = "/v1/projects/{id}/context", tag = "memory",
     params(("id" = String, Path, description = "Project id or slug"), ContextQuery),
-    responses((status = 200, body = ContextDto), (status = 404, body = crate::error::ErrorBody),
+    responses((status = 200, description = "The project's memory: JSON, or Markdown with `format=markdown`",
+                  content((ContextDto = "application/json"), (String = "text/markdown"))),
+              (status = 404, body = crate::error::ErrorBody),
               (status = 422, body = crate::error::ErrorBody)),
     security(("bearer" = [])))]
 pub async fn get_project_context(

@@ -64,9 +64,9 @@ impl HookQuery {
         ("X-Cairn-Occurred-At" = Option<i64>, Header, description = "When the event happened, epoch ms"),
         HookQuery
     ),
-    request_body(content = Object, description = "The agent's native hook input"),
+    request_body(content = crate::dto::HookInput, description = "The agent's native hook input"),
     responses(
-        (status = 200, description = "Hook output, in the agent's format", body = Object),
+        (status = 200, description = "Hook output, in the agent's format", body = crate::dto::HookOutput),
         (status = 404, description = "Unknown agent (`unknown_agent`), project (`project_not_found`), or no rule for this directory (`project_unresolved`)", body = crate::error::ErrorBody),
         (status = 413, description = "Body over the limit", body = crate::error::ErrorBody),
         (status = 422, description = "Missing or mistyped field", body = crate::error::ErrorBody),

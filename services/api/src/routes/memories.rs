@@ -120,21 +120,8 @@ pub async fn delete_memory(
     auth: Auth,
     Path(id): Path<Uuid>,
 ) -> ApiResult<Json<Deleted>> {
-    auth.require(Scope::Ingest)
-        .or_else(|_| auth.require(Scope::Admin))?;
     let mut tx = state.pool.begin().await?;
-    let target = observations::lock_for_deletion(&mut *tx, auth.team_id, auth.project_filter(), id)
-        .await?
-        .ok_or_else(|| ApiError::not_found("memory_not_found", "no such memory"))?;
-    let own_manual = target.origin == "manual" && target.author_token_id == Some(auth.token_id);
-    if !own_manual {
-        auth.require(Scope::Admin).map_err(|_| {
-            ApiError::forbidden(
-                "insufficient_scope",
-                "deleting a memory needs the `admin` scope, unless this token wrote it by hand",
-            )
-        })?;
-    }
+    let target = lock_to_change(&mut tx, &auth, id, "deleting").await?;
     observations::delete(&mut *tx, target.project_id, id).await?;
     crate::routes::admin::record(
         &mut *tx,
@@ -151,4 +138,30 @@ pub async fn delete_memory(
     .await?;
     tx.commit().await?;
     Ok(Json(Deleted { deleted: true, id }))
+}
+
+/// Locks memory `id` for a change (`doing`: "deleting", "editing"): with
+/// `ingest` or `admin`, among the caller's projects; without `admin`, only a
+/// manual memory this same token wrote.
+pub(crate) async fn lock_to_change(
+    tx: &mut sqlx::PgConnection,
+    auth: &Auth,
+    id: Uuid,
+    doing: &str,
+) -> ApiResult<observations::DeletionTarget> {
+    auth.require(Scope::Ingest)
+        .or_else(|_| auth.require(Scope::Admin))?;
+    let target = observations::lock_for_deletion(&mut *tx, auth.team_id, auth.project_filter(), id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("memory_not_found", "no such memory"))?;
+    let own_manual = target.origin == "manual" && target.author_token_id == Some(auth.token_id);
+    if !own_manual {
+        auth.require(Scope::Admin).map_err(|_| {
+            ApiError::forbidden(
+                "insufficient_scope",
+                format!("{doing} a memory needs the `admin` scope, unless this token wrote it by hand"),
+            )
+        })?;
+    }
+    Ok(target)
 }

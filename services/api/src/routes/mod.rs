@@ -7,17 +7,19 @@ pub mod events;
 pub mod health;
 pub mod hooks;
 pub mod jobs;
+pub mod live;
 pub mod memories;
+pub mod memory_edit;
 pub mod projects;
+pub mod queue;
 pub mod search;
+pub mod session_list;
 pub mod sessions;
+pub mod transfer;
 pub mod usage;
 pub mod whoami;
 
-use utoipa::{
-    Modify, OpenApi,
-    openapi::security::{Http, HttpAuthScheme, SecurityScheme},
-};
+use utoipa::OpenApi;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::state::AppState;
@@ -25,25 +27,19 @@ use crate::state::AppState;
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Cairn", description = "Team-hosted memory server for coding agents."),
-    modifiers(&BearerAuth),
     tags(
         (name = "ingest", description = "Agents' native hooks"),
-        (name = "sessions"), (name = "events"), (name = "jobs"), (name = "memories"),
+        (name = "sessions", description = "Agent sessions: start, end, list, timeline"),
+        (name = "events", description = "Events stored one by one or in batches"),
+        (name = "jobs", description = "Generation jobs: list, retry, cancel"),
+        (name = "memories", description = "Memories written by hand, edited, deleted"),
         (name = "memory", description = "Memory given back: context, search, timeline"),
-        (name = "projects"), (name = "admin", description = "Teams, projects, tokens, audit log"),
-        (name = "health"),
+        (name = "projects", description = "A project's memory: purge, export, import, usage"),
+        (name = "admin", description = "Teams, projects, tokens, audit log"),
+        (name = "health", description = "Liveness, readiness, health and runtime info"),
     )
 )]
 struct ApiDoc;
-
-struct BearerAuth;
-
-impl Modify for BearerAuth {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme("bearer", SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)));
-    }
-}
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
@@ -57,6 +53,9 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(sessions::start_session))
         .routes(routes!(sessions::get_session))
         .routes(routes!(sessions::end_session))
+        .routes(routes!(session_list::list_sessions))
+        .routes(routes!(session_list::get_session_timeline))
+        .routes(routes!(live::get_live))
         .routes(routes!(events::post_event))
         .routes(routes!(events::post_event_batch))
         .routes(routes!(events::get_event))
@@ -66,13 +65,15 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(jobs::retry_job))
         .routes(routes!(jobs::cancel_job))
         .routes(routes!(memories::create_memory))
-        .routes(routes!(memories::delete_memory))
+        .routes(routes!(memories::delete_memory, memory_edit::update_memory))
         .routes(routes!(context::post_context))
         .routes(routes!(context::get_project_context))
         .routes(routes!(search::post_search, search::get_search))
         .routes(routes!(search::get_timeline))
         .routes(routes!(search::get_observations))
         .routes(routes!(projects::purge_project_memory))
+        .routes(routes!(transfer::export_project))
+        .routes(routes!(transfer::import_project))
         .routes(routes!(usage::get_project_usage))
         .routes(routes!(admin::teams::create_team, admin::teams::list_teams))
         .routes(routes!(admin::teams::update_team))
@@ -89,6 +90,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(admin::tokens::mint_token, admin::tokens::list_tokens))
         .routes(routes!(admin::tokens::revoke_token))
         .routes(routes!(admin::audit_log::list_audit))
+        .routes(routes!(queue::get_queue))
 }
 
 /// The OpenAPI document, as served at `/openapi.json` and committed in `openapi/`.
@@ -96,37 +98,10 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     complete(router().into_openapi())
 }
 
-/// Gives every response the `description` OpenAPI requires, where a route
-/// declared none: the status's reason phrase ("OK", "Not Found", …), so the
-/// document validates and client generators accept it.
+/// The document the annotations give, completed with what every operation
+/// must say (`docs::contract`): descriptions, credentials, error responses,
+/// `servers`.
 pub fn complete(mut doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
-    use utoipa::openapi::RefOr;
-    for item in doc.paths.paths.values_mut() {
-        let operations = [
-            &mut item.get,
-            &mut item.put,
-            &mut item.post,
-            &mut item.delete,
-            &mut item.patch,
-            &mut item.head,
-            &mut item.options,
-            &mut item.trace,
-        ];
-        for op in operations.into_iter().flatten() {
-            for (status, response) in op.responses.responses.iter_mut() {
-                if let RefOr::T(r) = response
-                    && r.description.is_empty()
-                {
-                    r.description = status
-                        .parse::<u16>()
-                        .ok()
-                        .and_then(|c| axum::http::StatusCode::from_u16(c).ok())
-                        .and_then(|c| c.canonical_reason())
-                        .unwrap_or("Response")
-                        .to_string();
-                }
-            }
-        }
-    }
+    crate::docs::contract::complete(&mut doc);
     doc
 }

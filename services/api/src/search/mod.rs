@@ -17,7 +17,7 @@ pub mod rank;
 mod sql;
 mod timeline;
 pub mod vector;
-mod vector_cache;
+pub(crate) mod vector_cache;
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;

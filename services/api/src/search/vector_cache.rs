@@ -5,11 +5,18 @@
 //! search's time: 2,000 × 1.5 KB decoded per search). Bounded by bytes;
 //! the least recently used go first. Ids are UUIDs, unique across projects,
 //! and only ids a project-scoped statement returned are ever looked up.
-//! Memories are never edited in place (a vector is only ever replaced by
-//! one of another model, under another key); an edit of a memory's text
-//! would have to give the key a version.
+//! An edit of a memory's text (`PATCH /v1/memories/{id}`) deletes its
+//! stored vector and calls `forget` on every replica (through the live
+//! notice `observation.updated`): its vectors of every model leave the
+//! cache, and for `FORGET_WINDOW` no vector of it is cached again, so a
+//! search that read the old vector before the edit committed cannot put
+//! it back.
 
-use std::sync::{Arc, LazyLock};
+use std::{
+    collections::HashSet,
+    sync::{Arc, LazyLock, Mutex},
+    time::Duration,
+};
 
 use moka::sync::Cache;
 use uuid::Uuid;
@@ -30,6 +37,32 @@ static VECTORS: LazyLock<Cache<Key, Arc<[f32]>>> = LazyLock::new(|| {
         .build()
 });
 
+/// How long an edited memory's vectors are not cached again.
+pub const FORGET_WINDOW: Duration = Duration::from_secs(60);
+
+/// Memories edited within `FORGET_WINDOW`.
+static FORGOTTEN: LazyLock<Cache<Uuid, ()>> = LazyLock::new(|| {
+    Cache::builder()
+        .max_capacity(100_000)
+        .time_to_live(FORGET_WINDOW)
+        .build()
+});
+
+/// The models vectors were cached for (one, in practice).
+static MODELS: LazyLock<Mutex<HashSet<Arc<str>>>> = LazyLock::new(Mutex::default);
+
+/// Drops a memory's cached vectors (of every model) after an edit.
+pub fn forget(id: Uuid) {
+    FORGOTTEN.insert(id, ());
+    let models: Vec<Arc<str>> = MODELS
+        .lock()
+        .map(|m| m.iter().cloned().collect())
+        .unwrap_or_default();
+    for model in models {
+        VECTORS.invalidate(&(id, model));
+    }
+}
+
 /// The cached vectors of `ids` for `model`, and the ids not cached.
 pub fn split(ids: &[Uuid], model: &Arc<str>) -> (Vec<Vector>, Vec<Uuid>) {
     let mut found = Vec::with_capacity(ids.len());
@@ -45,10 +78,17 @@ pub fn split(ids: &[Uuid], model: &Arc<str>) -> (Vec<Vector>, Vec<Uuid>) {
 
 /// Keeps vectors just read for `model`; gives them back shared.
 pub fn keep(model: &Arc<str>, read: Vec<(Uuid, Vec<f32>)>) -> Vec<Vector> {
+    if let Ok(mut models) = MODELS.lock()
+        && !models.contains(model)
+    {
+        models.insert(model.clone());
+    }
     read.into_iter()
         .map(|(id, v)| {
             let v: Arc<[f32]> = v.into();
-            VECTORS.insert((id, model.clone()), v.clone());
+            if !FORGOTTEN.contains_key(&id) {
+                VECTORS.insert((id, model.clone()), v.clone());
+            }
             (id, v)
         })
         .collect()
@@ -73,5 +113,21 @@ mod tests {
         let (found, missing) = split(&[a], &other);
         assert!(found.is_empty());
         assert_eq!(missing, [a]);
+    }
+
+    #[test]
+    fn a_forgotten_vector_is_not_served_nor_cached_again() {
+        let a = Uuid::now_v7();
+        let mini: Arc<str> = Arc::from("mini");
+        keep(&mini, vec![(a, vec![1.0, 0.0])]);
+        assert_eq!(split(&[a], &mini).0.len(), 1);
+        forget(a);
+        let (found, missing) = split(&[a], &mini);
+        assert!(found.is_empty(), "the old vector is gone");
+        assert_eq!(missing, [a]);
+        // A search that read the old vector before the edit cannot cache it again.
+        let kept = keep(&mini, vec![(a, vec![1.0, 0.0])]);
+        assert_eq!(kept.len(), 1);
+        assert!(split(&[a], &mini).0.is_empty());
     }
 }

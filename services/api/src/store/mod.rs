@@ -4,5 +4,8 @@
 pub mod events;
 pub mod jobs;
 pub mod observations;
+pub mod queue;
+pub mod session_views;
 pub mod sessions;
+pub mod transfer;
 pub mod usage;

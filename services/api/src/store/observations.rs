@@ -190,3 +190,59 @@ pub async fn by_ids(
     .fetch_all(db)
     .await
 }
+
+/// An edit of an observation's text: the fields given (`Some`) replace theirs.
+#[derive(Debug, Default)]
+pub struct Edit<'a> {
+    pub title: Option<&'a str>,
+    pub subtitle: Option<&'a str>,
+    pub narrative: Option<&'a str>,
+    pub facts: Option<&'a [String]>,
+    pub concepts: Option<&'a [String]>,
+    pub kind: Option<&'a str>,
+}
+
+/// Applies `edit` (in the caller's transaction) and deletes the memory's
+/// stored vector, so the generator's backfill embeds the new text. The
+/// trigger of migration 0003 recomputes `search`; a manual memory's
+/// `content` (its text as written) follows its narrative.
+#[tracing::instrument(skip(db, edit), err)]
+pub async fn update(
+    db: &mut sqlx::PgConnection,
+    project_id: Uuid,
+    id: Uuid,
+    edit: &Edit<'_>,
+) -> sqlx::Result<Option<ObservationRow>> {
+    let row: Option<ObservationRow> = sqlx::query_as(concat!(
+        "UPDATE observations SET
+             title = coalesce($3, title),
+             subtitle = coalesce($4, subtitle),
+             narrative = coalesce($5, narrative),
+             content = CASE WHEN $5::text IS NOT NULL AND origin = 'manual' THEN $5 ELSE content END,
+             facts = coalesce($6, facts),
+             concepts = coalesce($7, concepts),
+             kind = coalesce($8, kind),
+             updated_at = now()
+         WHERE id = $1 AND project_id = $2
+         RETURNING ",
+        columns!()
+    ))
+    .bind(id)
+    .bind(project_id)
+    .bind(edit.title)
+    .bind(edit.subtitle)
+    .bind(edit.narrative)
+    .bind(edit.facts)
+    .bind(edit.concepts)
+    .bind(edit.kind)
+    .fetch_optional(&mut *db)
+    .await?;
+    if row.is_some() {
+        sqlx::query("DELETE FROM observation_embeddings WHERE observation_id = $1 AND project_id = $2")
+            .bind(id)
+            .bind(project_id)
+            .execute(&mut *db)
+            .await?;
+    }
+    Ok(row)
+}

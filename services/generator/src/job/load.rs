@@ -32,16 +32,22 @@ const SESSION_EVENT_LIMIT: i64 = 3_000;
 const TURN_EVENT_LIMIT: i64 = 2_000;
 
 /// One query per job type, bound alike: `$1` project, `$2` job, `$3`
-/// session, `$4` prompt number, `$5` event limit, `$6` the turn's
-/// turn_summary job (a query need not use them all: sqlx sends every
-/// parameter's type). The events subquery (`e`) gives the
-/// events' columns and `id`; they are aggregated in `(occurred_at, id)`
-/// order. No project row, no row: the load fails as a missing project did.
-/// No session row: agent and cwd are NULL.
+/// session, `$4` prompt number, `$5` event limit (a query need not use them
+/// all: sqlx sends every parameter's type). `taken` is the turn_summary job
+/// whose summary this job takes (see `take_turn_summary!`), or none. The
+/// events subquery (`e`) gives the events' columns and `id`; they are
+/// aggregated in `(occurred_at, id)` order. No project row, no row: the
+/// load fails as a missing project did. No session row: agent and cwd are NULL.
 macro_rules! material_sql {
     ($events:literal) => {
+        material_sql!("SELECT NULL::uuid AS id", $events)
+    };
+    ($taken:expr, $events:literal) => {
         concat!(
-            "SELECT p.name AS project, s.agent, s.cwd,
+            "WITH taken AS (",
+            $taken,
+            ")
+             SELECT (SELECT id FROM taken) AS turn_job, p.name AS project, s.agent, s.cwd,
                     COALESCE((SELECT json_agg(json_build_object(
                                   'event_type', e.event_type, 'tool_name', e.tool_name,
                                   'prompt_number', e.prompt_number, 'payload', e.payload,
@@ -63,12 +69,31 @@ const OBSERVATIONS_SQL: &str = material_sql!(
         OR (session_id = $3 AND prompt_number = $4 AND job_id IS NULL AND payload ? 'prompt'))"
 );
 
-/// The job's own events, the prompt that opened its turn, and the events of
-/// the turn's turn_summary job (the Stop): a turn's last observation job
-/// that also writes the turn's summary.
-const COMBINED_SQL: &str = material_sql!(
+/// The turn's last observation job takes the writing of the turn's summary
+/// when the turn has ended (its turn_summary job exists) and no job took it
+/// yet (or this one did, on an earlier attempt); `RETURNING` the
+/// turn_summary job. A macro, as `concat!` takes only literals.
+macro_rules! take_turn_summary {
+    () => {
+        "UPDATE generation_jobs t SET summary_by = $2
+         WHERE t.project_id = $1 AND t.session_id = $3 AND t.prompt_number = $4 AND t.job_type = 'turn_summary'
+           AND (t.summary_by = $2 OR (t.summary_by IS NULL AND t.status IN ('queued', 'processing')))
+           AND NOT EXISTS (
+               SELECT 1 FROM generation_jobs o, generation_jobs me
+               WHERE me.id = $2 AND o.session_id = $3 AND o.prompt_number = $4
+                 AND o.job_type = 'observations' AND (o.created_at, o.id) > (me.created_at, me.id))
+         RETURNING t.id"
+    };
+}
+
+/// An observation job's load: `take_turn_summary!`, and in the same
+/// statement the job's own events, the prompt that opened its turn, and,
+/// when it took the turn's summary, the events of the turn's turn_summary
+/// job (the Stop).
+const TAKING_SQL: &str = material_sql!(
+    take_turn_summary!(),
     "SELECT id, event_type, tool_name, prompt_number, payload, occurred_at FROM agent_events
-     WHERE project_id = $1 AND (job_id = $2 OR job_id = $6
+     WHERE project_id = $1 AND (job_id = $2 OR job_id = (SELECT id FROM taken)
         OR (session_id = $3 AND prompt_number = $4 AND job_id IS NULL AND payload ? 'prompt'))"
 );
 
@@ -89,6 +114,7 @@ const SESSION_SQL: &str = material_sql!(
 
 #[derive(FromRow)]
 struct MaterialRow {
+    turn_job: Option<Uuid>,
     project: String,
     agent: Option<String>,
     cwd: Option<String>,
@@ -141,11 +167,12 @@ pub async fn load(pool: &PgPool, job: &ClaimedJob) -> sqlx::Result<Loaded> {
         summary_elsewhere: false,
         turn_summaries: vec![],
     };
-    let mut turn_job = None;
     match loaded.material.job_type {
         JobType::Observations => {
-            turn_job = take_turn_summary(pool, job).await?;
+            let (material, turn_job) = material_of(pool, job, TAKING_SQL).await?;
+            loaded.material = material;
             loaded.summarise_turn = turn_job.is_some();
+            return Ok(loaded);
         }
         JobType::TurnSummary => {
             wait_while(pool, TURN_WAITING_SQL, job, GRACE).await?;
@@ -160,34 +187,8 @@ pub async fn load(pool: &PgPool, job: &ClaimedJob) -> sqlx::Result<Loaded> {
     if loaded.summary_elsewhere {
         return Ok(loaded);
     }
-    loaded.material = material_of(pool, job, turn_job).await?;
+    loaded.material = material(pool, job).await?;
     Ok(loaded)
-}
-
-/// The turn's last observation job takes the writing of the turn's summary
-/// when the turn has ended (its turn_summary job exists) and no job took it
-/// yet (or this one did, on an earlier attempt). Returns the turn_summary job.
-#[tracing::instrument(skip_all, fields(job_id = %job.id), err)]
-async fn take_turn_summary(pool: &PgPool, job: &ClaimedJob) -> sqlx::Result<Option<Uuid>> {
-    let (Some(session), Some(turn)) = (job.session_id, job.prompt_number) else {
-        return Ok(None);
-    };
-    sqlx::query_scalar(
-        "UPDATE generation_jobs t SET summary_by = $2
-         WHERE t.project_id = $1 AND t.session_id = $3 AND t.prompt_number = $4 AND t.job_type = 'turn_summary'
-           AND (t.summary_by = $2 OR (t.summary_by IS NULL AND t.status IN ('queued', 'processing')))
-           AND NOT EXISTS (
-               SELECT 1 FROM generation_jobs o, generation_jobs me
-               WHERE me.id = $2 AND o.session_id = $3 AND o.prompt_number = $4
-                 AND o.job_type = 'observations' AND (o.created_at, o.id) > (me.created_at, me.id))
-         RETURNING t.id",
-    )
-    .bind(job.project_id)
-    .bind(job.id)
-    .bind(session)
-    .bind(turn)
-    .fetch_optional(pool)
-    .await
 }
 
 /// A turn_summary job takes the writing of its own summary unless a job
@@ -267,19 +268,31 @@ async fn turn_summaries(pool: &PgPool, job: &ClaimedJob) -> sqlx::Result<Vec<Tur
     .await
 }
 
+/// The job's material, taking nothing: an observation job's without its
+/// turn's Stop.
 pub async fn material(pool: &PgPool, job: &ClaimedJob) -> sqlx::Result<Material> {
-    material_of(pool, job, None).await
+    let sql = match job_type(job) {
+        JobType::Observations => OBSERVATIONS_SQL,
+        JobType::TurnSummary => TURN_SQL,
+        JobType::SessionSummary => SESSION_SQL,
+    };
+    Ok(material_of(pool, job, sql).await?.0)
 }
 
-/// The material; `turn_job` set for an observation job that writes its
-/// turn's summary (its events then include the turn's Stop).
-async fn material_of(pool: &PgPool, job: &ClaimedJob, turn_job: Option<Uuid>) -> sqlx::Result<Material> {
+/// The material `sql` loads, and the turn_summary job it took, if any (an
+/// observation job that writes its turn's summary: its events then include
+/// the turn's Stop).
+#[tracing::instrument(skip_all, fields(job_id = %job.id), err)]
+async fn material_of(
+    pool: &PgPool,
+    job: &ClaimedJob,
+    sql: &'static str,
+) -> sqlx::Result<(Material, Option<Uuid>)> {
     let job_type = job_type(job);
-    let (sql, limit) = match job_type {
-        JobType::Observations if turn_job.is_some() => (COMBINED_SQL, 0),
-        JobType::Observations => (OBSERVATIONS_SQL, 0),
-        JobType::TurnSummary => (TURN_SQL, TURN_EVENT_LIMIT),
-        JobType::SessionSummary => (SESSION_SQL, SESSION_EVENT_LIMIT),
+    let limit = match job_type {
+        JobType::Observations => 0,
+        JobType::TurnSummary => TURN_EVENT_LIMIT,
+        JobType::SessionSummary => SESSION_EVENT_LIMIT,
     };
     let row: MaterialRow = sqlx::query_as(sql)
         .bind(job.project_id)
@@ -287,10 +300,9 @@ async fn material_of(pool: &PgPool, job: &ClaimedJob, turn_job: Option<Uuid>) ->
         .bind(job.session_id)
         .bind(job.prompt_number)
         .bind(limit)
-        .bind(turn_job)
         .fetch_one(pool)
         .await?;
-    Ok(Material {
+    let material = Material {
         job_id: job.id,
         job_type,
         project: row.project,
@@ -309,5 +321,6 @@ async fn material_of(pool: &PgPool, job: &ClaimedJob, turn_job: Option<Uuid>) ->
                 occurred_at: r.occurred_at,
             })
             .collect(),
-    })
+    };
+    Ok((material, row.turn_job))
 }

@@ -9,6 +9,7 @@
 //! turn_summary job then completes without a call and without rows.
 
 pub mod load;
+pub mod observe;
 pub mod write;
 
 use cairn_shared::jobs::{
@@ -21,6 +22,7 @@ use crate::{
     parse::{self, Parsed, ParsedSummary},
     prompt,
     provider::{ErrorClass, ProviderError, Request, Usage, heuristic},
+    publish::JobChanged,
     retry::Decision,
     worker::Context,
 };
@@ -77,6 +79,11 @@ impl Prepared {
 }
 
 pub async fn prepare(ctx: &Context, job: &ClaimedJob) -> Prepared {
+    let span = observe::span(job, "prepare");
+    tracing::Instrument::instrument(prepare_in_span(ctx, job), span).await
+}
+
+async fn prepare_in_span(ctx: &Context, job: &ClaimedJob) -> Prepared {
     let job_type = load::job_type(job);
     let loaded = match load::load(&ctx.pool, job).await {
         Ok(loaded) => loaded,
@@ -123,7 +130,10 @@ pub async fn prepare(ctx: &Context, job: &ClaimedJob) -> Prepared {
         summarise_turn: model_summarises,
         max_output_tokens: ctx.config.provider.max_output_tokens(),
     };
-    match ctx.provider.complete(request).await {
+    let called =
+        tracing::Instrument::instrument(ctx.provider.complete(request), observe::provider_span(ctx)).await;
+    observe::provider_call(ctx.provider.name(), &called);
+    match called {
         Ok(mut completion) => Prepared {
             job_type,
             result: parse::parse(&completion.text)
@@ -207,6 +217,13 @@ fn expected(job_type: JobType) -> &'static str {
 }
 
 pub async fn finish(ctx: &Context, job: &ClaimedJob, worker: &str, prepared: Prepared) -> Finished {
+    let span = observe::span(job, "finish");
+    let finished = tracing::Instrument::instrument(finish_in_span(ctx, job, worker, prepared), span).await;
+    observe::finished(ctx, job, finished);
+    finished
+}
+
+async fn finish_in_span(ctx: &Context, job: &ClaimedJob, worker: &str, prepared: Prepared) -> Finished {
     let usage = prepared.usage.unwrap_or_else(|| Usage {
         provider: ctx.provider.name().into(),
         model: ctx.provider.model().into(),
@@ -244,7 +261,7 @@ pub async fn finish(ctx: &Context, job: &ClaimedJob, worker: &str, prepared: Pre
             .await
         }
     };
-    match outcome {
+    let finished = match outcome {
         Ok(finished) => finished,
         Err(TransitionError::Refused { found, .. }) => {
             tracing::warn!(job_id = %job.id, ?found, worker, "claim lost before the job finished; nothing written");
@@ -254,7 +271,18 @@ pub async fn finish(ctx: &Context, job: &ClaimedJob, worker: &str, prepared: Pre
             tracing::error!(job_id = %job.id, error = %e, "could not record the job's outcome; its lease will expire");
             Finished::Abandoned
         }
+    };
+    let status = match finished {
+        Finished::Completed { .. } => Some("completed"),
+        Finished::Retrying => Some("queued"),
+        Finished::Failed => Some("failed"),
+        Finished::Refused | Finished::Abandoned => None,
+    };
+    if let Some(status) = status {
+        let notice = JobChanged::new(job.id, job.project_id, status, prepared.job_type);
+        ctx.live.job_changed(&notice).await;
     }
+    finished
 }
 
 /// When a retry `delay` from `now` falls due; never overflows (a delay
@@ -283,7 +311,11 @@ pub async fn fail_panicked(ctx: &Context, job: &ClaimedJob, worker: &str, what: 
     }
     .await;
     match result {
-        Ok(_) => Finished::Failed,
+        Ok(_) => {
+            let notice = JobChanged::new(job.id, job.project_id, "failed", load::job_type(job));
+            ctx.live.job_changed(&notice).await;
+            Finished::Failed
+        }
         Err(TransitionError::Refused { found, .. }) => {
             tracing::warn!(job_id = %job.id, ?found, "panicked job was already settled or lost");
             Finished::Refused
@@ -327,13 +359,11 @@ async fn record_failure(
                 error: &message,
                 usage: usage.as_ref(),
             };
-            let mut tx = sqlx::Connection::begin(&mut *conn).await?;
-            state_machine::apply(&mut tx, job.project_id, job.id, transition).await?;
-            if let Some(summary) = fallback_summary {
-                // The turn's summary was this job's to write: the turn keeps the heuristic's.
-                write::failed_turn_summary(&mut tx, job, summary).await?;
-            }
-            tx.commit().await?;
+            // The turn's summary was this job's to write: the turn keeps the heuristic's.
+            let writes = fallback_summary
+                .map(|summary| write::failed_turn_summary(job, summary))
+                .unwrap_or_default();
+            state_machine::apply_with(&mut conn, job.project_id, job.id, transition, writes).await?;
             Ok(Finished::Failed)
         }
     }

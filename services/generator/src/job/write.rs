@@ -1,22 +1,63 @@
-//! The completion transaction: the job's observations or summary, each with
-//! a generation key unique in the database, and `processing → completed`,
-//! committed together. The transition goes first: a worker that lost its
-//! claim is refused before it writes anything.
+//! The completion statement: the job's observations or summary (each with a
+//! generation key unique in the database, and its vector when there is one)
+//! and `processing → completed`, written by one statement, so in one round
+//! trip and one transaction. The transition comes first in it: a worker
+//! that lost its claim is refused and writes nothing.
 
 use cairn_shared::jobs::{
     JobType,
-    state_machine::{self, ClaimedJob, Transition, TransitionError},
+    state_machine::{self, ClaimedJob, Transition, TransitionError, Writes},
 };
-use serde_json::json;
-use sqlx::{PgConnection, PgPool};
+use serde_json::{Value, json};
+use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::{
-    embed::{self, Target, Vectors},
+    embed::{self, Vectors},
     parse::{Parsed, ParsedObservation, ParsedSummary},
     provider::Usage,
     publish::LiveNotice,
 };
+
+/// The rows of a completed job, after the state machine's `moved` CTE:
+/// `$10` observations, `$11` summaries, `$12` and `$13` their vectors, as
+/// jsonb arrays (empty when there are none). `sessions.last_generated_at`
+/// is marked at most once a second and never waited for (`SKIP LOCKED`:
+/// the session's row is the API's to lock while it ingests).
+const COMPLETION_WRITES: &str = "
+    , observations_written AS (
+        INSERT INTO observations (id, team_id, project_id, session_id, job_id, generation_key, origin, kind,
+            title, subtitle, facts, narrative, concepts, files_read, files_modified, metadata, provider, model,
+            prompt_number)
+        SELECT o.id, m.team_id, m.project_id, m.session_id, m.id, o.generation_key, 'generated', o.kind,
+            o.title, o.subtitle, o.facts, o.narrative, o.concepts, o.files_read, o.files_modified, o.metadata,
+            o.provider, o.model, m.prompt_number
+        FROM moved m, jsonb_to_recordset($10) AS o(id uuid, generation_key text, kind text, title text,
+            subtitle text, facts text[], narrative text, concepts text[], files_read text[],
+            files_modified text[], metadata jsonb, provider text, model text)
+    ), summaries_written AS (
+        INSERT INTO summaries (id, team_id, project_id, session_id, job_id, generation_key, scope, prompt_number,
+            request, investigated, learned, completed, next_steps, notes, provider, model)
+        SELECT s.id, m.team_id, m.project_id, m.session_id, m.id, s.generation_key, s.scope, m.prompt_number,
+            s.request, s.investigated, s.learned, s.completed, s.next_steps, s.notes, s.provider, s.model
+        FROM moved m, jsonb_to_recordset($11) AS s(id uuid, generation_key text, scope text, request text,
+            investigated text, learned text, completed text, next_steps text, notes text, provider text,
+            model text)
+    ), observation_vectors AS (
+        INSERT INTO observation_embeddings (observation_id, project_id, model, dims, embedding)
+        SELECT v.id, m.project_id, v.model, cardinality(v.embedding), v.embedding
+        FROM moved m, jsonb_to_recordset($12) AS v(id uuid, model text, embedding real[])
+    ), summary_vectors AS (
+        INSERT INTO summary_embeddings (summary_id, project_id, model, dims, embedding)
+        SELECT v.id, m.project_id, v.model, cardinality(v.embedding), v.embedding
+        FROM moved m, jsonb_to_recordset($13) AS v(id uuid, model text, embedding real[])
+    ), session_marked AS (
+        UPDATE sessions s SET last_generated_at = now()
+        WHERE s.id = (SELECT x.id FROM sessions x, moved m
+                      WHERE x.id = m.session_id AND x.project_id = m.project_id
+                        AND (x.last_generated_at IS NULL OR x.last_generated_at < now() - interval '1 second')
+                      FOR UPDATE OF x SKIP LOCKED)
+    )";
 
 /// Writes the job's rows and completes it; returns what to announce.
 pub async fn complete(
@@ -31,7 +72,7 @@ pub async fn complete(
 }
 
 /// [`complete`], each row written with its vector when `embedder` makes one
-/// (computed before the transaction; a failure leaves the rows without).
+/// (computed before the statement; a failure leaves the rows without).
 pub async fn complete_embedded(
     pool: &PgPool,
     embedder: Option<&cairn_embed::Embedder>,
@@ -44,47 +85,18 @@ pub async fn complete_embedded(
     let vectors = embed::for_parsed(embedder, job.id, job_type, parsed).await;
     // A usage without a provider stands for no call: none is stored.
     let usage_json = (!usage.provider.is_empty()).then(|| serde_json::to_value(usage).unwrap_or_default());
-    let mut tx = pool.begin().await?;
-    state_machine::apply(
-        &mut tx,
-        job.project_id,
-        job.id,
-        Transition::Complete {
-            worker,
-            usage: usage_json.as_ref(),
-        },
-    )
-    .await?;
-    let mut notices = Vec::new();
+    let mut rows = Rows::new(job, &vectors);
     match job_type {
         JobType::Observations => {
             for (position, observation) in parsed.observations.iter().enumerate() {
-                let id = insert_observation(&mut tx, job, position, observation, usage).await?;
-                store_vector(
-                    &mut tx,
-                    job,
-                    &vectors,
-                    Target::Observation(id),
-                    vectors.observation(position),
-                )
-                .await?;
-                notices.push(notice("observation.created", id, job, &observation.title));
+                rows.observation(position, observation, usage);
             }
             // The turn's last observation job also writes the turn's summary.
             if let Some(summary) = &parsed.summary {
-                let by = parsed
+                let heuristic = parsed
                     .summary_by_heuristic
                     .then(crate::provider::heuristic::usage);
-                let id = insert_summary(&mut tx, job, "turn", summary, by.as_ref().unwrap_or(usage)).await?;
-                store_vector(
-                    &mut tx,
-                    job,
-                    &vectors,
-                    Target::Summary(id),
-                    vectors.summary.as_deref(),
-                )
-                .await?;
-                notices.push(notice("summary.created", id, job, &summary.request));
+                rows.summary("turn", summary, heuristic.as_ref().unwrap_or(usage));
             }
         }
         JobType::TurnSummary | JobType::SessionSummary => {
@@ -94,65 +106,96 @@ pub async fn complete_embedded(
                 } else {
                     "session"
                 };
-                let id = insert_summary(&mut tx, job, scope, summary, usage).await?;
-                store_vector(
-                    &mut tx,
-                    job,
-                    &vectors,
-                    Target::Summary(id),
-                    vectors.summary.as_deref(),
-                )
-                .await?;
-                notices.push(notice("summary.created", id, job, &summary.request));
+                rows.summary(scope, summary, usage);
             }
         }
     }
-    tx.commit().await?;
-    mark_session_generated(pool, job).await;
+    let transition = Transition::Complete {
+        worker,
+        usage: usage_json.as_ref(),
+    };
+    let mut conn = pool.acquire().await?;
+    let notices = std::mem::take(&mut rows.notices);
+    state_machine::apply_with(&mut conn, job.project_id, job.id, transition, rows.into_writes()).await?;
     Ok(notices)
 }
 
-async fn store_vector(
-    tx: &mut PgConnection,
-    job: &ClaimedJob,
-    vectors: &Vectors,
-    target: Target,
-    vector: Option<&[f32]>,
-) -> sqlx::Result<()> {
-    match vector {
-        Some(v) => embed::store(tx, job.project_id, target, &vectors.model, v).await,
-        None => Ok(()),
+/// The writes that go with failing a job whose turn's summary was its to
+/// write: the heuristic's summary, so the turn keeps one.
+pub fn failed_turn_summary(job: &ClaimedJob, summary: &ParsedSummary) -> Writes {
+    let no_vectors = Vectors::default();
+    let mut rows = Rows::new(job, &no_vectors);
+    rows.summary("turn", summary, &crate::provider::heuristic::usage());
+    rows.into_writes()
+}
+
+/// A job's rows as the completion statement's jsonb parameters, and the
+/// notices announcing them.
+struct Rows<'a> {
+    job: &'a ClaimedJob,
+    vectors: &'a Vectors,
+    observations: Vec<Value>,
+    summaries: Vec<Value>,
+    observation_vectors: Vec<Value>,
+    summary_vectors: Vec<Value>,
+    notices: Vec<LiveNotice>,
+}
+
+impl<'a> Rows<'a> {
+    fn new(job: &'a ClaimedJob, vectors: &'a Vectors) -> Self {
+        Rows {
+            job,
+            vectors,
+            observations: vec![],
+            summaries: vec![],
+            observation_vectors: vec![],
+            summary_vectors: vec![],
+            notices: vec![],
+        }
     }
-}
 
-/// The heuristic's summary of a turn whose observation job took the turn's
-/// summary and then failed for good, written with the failure.
-pub async fn failed_turn_summary(
-    conn: &mut PgConnection,
-    job: &ClaimedJob,
-    summary: &ParsedSummary,
-) -> sqlx::Result<Uuid> {
-    insert_summary(conn, job, "turn", summary, &crate::provider::heuristic::usage()).await
-}
+    fn observation(&mut self, position: usize, o: &ParsedObservation, usage: &Usage) {
+        let id = Uuid::now_v7();
+        self.observations.push(json!({
+            "id": id, "generation_key": observation_key(self.job.id, position), "kind": o.kind,
+            "title": o.title, "subtitle": o.subtitle, "facts": o.facts, "narrative": o.narrative,
+            "concepts": o.concepts, "files_read": o.files_read, "files_modified": o.files_modified,
+            "metadata": provenance(usage), "provider": usage.provider, "model": usage.model,
+        }));
+        if let Some(v) = self.vectors.observation(position) {
+            self.observation_vectors
+                .push(json!({ "id": id, "model": self.vectors.model, "embedding": v }));
+        }
+        self.notices
+            .push(notice("observation.created", id, self.job, &o.title));
+    }
 
-/// `sessions.last_generated_at`, after the commit and at most once a second:
-/// inside the transaction it would serialise every job of a session on the
-/// session's row lock. Best effort: it is informational.
-async fn mark_session_generated(pool: &PgPool, job: &ClaimedJob) {
-    let Some(session_id) = job.session_id else {
-        return;
-    };
-    let marked = sqlx::query(
-        "UPDATE sessions SET last_generated_at = now()
-         WHERE id = $1 AND project_id = $2
-           AND (last_generated_at IS NULL OR last_generated_at < now() - interval '1 second')",
-    )
-    .bind(session_id)
-    .bind(job.project_id)
-    .execute(pool)
-    .await;
-    if let Err(e) = marked {
-        tracing::debug!(%session_id, error = %e, "last_generated_at not updated");
+    fn summary(&mut self, scope: &str, s: &ParsedSummary, usage: &Usage) {
+        let id = Uuid::now_v7();
+        self.summaries.push(json!({
+            "id": id, "generation_key": format!("job:{}:summary", self.job.id), "scope": scope,
+            "request": s.request, "investigated": s.investigated, "learned": s.learned,
+            "completed": s.completed, "next_steps": s.next_steps, "notes": s.notes,
+            "provider": usage.provider, "model": usage.model,
+        }));
+        if let Some(v) = self.vectors.summary.as_deref() {
+            self.summary_vectors
+                .push(json!({ "id": id, "model": self.vectors.model, "embedding": v }));
+        }
+        self.notices
+            .push(notice("summary.created", id, self.job, &s.request));
+    }
+
+    fn into_writes(self) -> Writes {
+        Writes {
+            ctes: COMPLETION_WRITES.to_owned(),
+            params: vec![
+                Value::Array(self.observations),
+                Value::Array(self.summaries),
+                Value::Array(self.observation_vectors),
+                Value::Array(self.summary_vectors),
+            ],
+        }
     }
 }
 
@@ -172,78 +215,93 @@ pub fn observation_key(job_id: Uuid, position: usize) -> String {
     format!("job:{job_id}:obs:{position}")
 }
 
-async fn insert_observation(
-    conn: &mut PgConnection,
-    job: &ClaimedJob,
-    position: usize,
-    o: &ParsedObservation,
-    usage: &Usage,
-) -> sqlx::Result<Uuid> {
-    let id = Uuid::now_v7();
-    sqlx::query(
-        "INSERT INTO observations (id, team_id, project_id, session_id, job_id, generation_key, origin, kind,
-             title, subtitle, facts, narrative, concepts, files_read, files_modified, metadata, provider,
-             model, prompt_number)
-         VALUES ($1, $2, $3, $4, $5, $6, 'generated', $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
-    )
-    .bind(id)
-    .bind(job.team_id)
-    .bind(job.project_id)
-    .bind(job.session_id)
-    .bind(job.id)
-    .bind(observation_key(job.id, position))
-    .bind(&o.kind)
-    .bind(&o.title)
-    .bind(&o.subtitle)
-    .bind(&o.facts)
-    .bind(&o.narrative)
-    .bind(&o.concepts)
-    .bind(&o.files_read)
-    .bind(&o.files_modified)
-    .bind(provenance(usage))
-    .bind(&usage.provider)
-    .bind(&usage.model)
-    .bind(job.prompt_number)
-    .execute(conn)
-    .await?;
-    Ok(id)
-}
-
-async fn insert_summary(
-    conn: &mut PgConnection,
-    job: &ClaimedJob,
-    scope: &str,
-    s: &ParsedSummary,
-    usage: &Usage,
-) -> sqlx::Result<Uuid> {
-    let id = Uuid::now_v7();
-    sqlx::query(
-        "INSERT INTO summaries (id, team_id, project_id, session_id, job_id, generation_key, scope, prompt_number,
-             request, investigated, learned, completed, next_steps, notes, provider, model)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
-    )
-    .bind(id)
-    .bind(job.team_id)
-    .bind(job.project_id)
-    .bind(job.session_id)
-    .bind(job.id)
-    .bind(format!("job:{}:summary", job.id))
-    .bind(scope)
-    .bind(job.prompt_number)
-    .bind(&s.request)
-    .bind(&s.investigated)
-    .bind(&s.learned)
-    .bind(&s.completed)
-    .bind(&s.next_steps)
-    .bind(&s.notes)
-    .bind(&usage.provider)
-    .bind(&usage.model)
-    .execute(conn)
-    .await?;
-    Ok(id)
-}
-
 /// Marks what the offline extractor wrote, so readers can tell it from a model's work.
-fn provenance(usage: &Usage) -> serde_json::Value {
+fn provenance(usage: &Usage) -> Value {
     json!({ "heuristic": usage.provider == "heuristic" })
+}
+
+#[cfg(test)]
+mod tests {
+    use cairn_shared::jobs::state_machine::{self, Transition};
+
+    use super::COMPLETION_WRITES;
+
+    /// `bench/pgbench_job.sql` is the generator's claim and completion as
+    /// pgbench runs them: the completion written from this module's
+    /// statement, with one observation like the heuristic's for one Edit.
+    /// `CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-generator --lib
+    /// bench_copy` rewrites it; this test fails when it drifts.
+    #[test]
+    fn bench_copy_of_the_completion_is_current() {
+        let usage = serde_json::json!({ "provider": "heuristic", "model": "heuristic-v1" });
+        let transition = Transition::Complete {
+            worker: "pgbench",
+            usage: Some(&usage),
+        };
+        let mut completion = state_machine::statement(&transition, COMPLETION_WRITES);
+        let worker = "('pgbench:' || :client_id::text)";
+        let observation = "jsonb_build_array(jsonb_build_object('id', gen_random_uuid(), \
+            'generation_key', 'pgbench:' || gen_random_uuid(), 'kind', 'change', \
+            'title', 'Edited src/lib.rs', 'subtitle', 'replaced 2 lines', 'facts', \
+            '[\"src/lib.rs: fn parse now returns Result\"]'::jsonb, 'narrative', \
+            'Edited src/lib.rs: parse returns a Result instead of panicking.', 'concepts', \
+            '[\"what-changed\"]'::jsonb, 'files_read', '[]'::jsonb, 'files_modified', \
+            '[\"src/lib.rs\"]'::jsonb, 'metadata', '{\"heuristic\": true}'::jsonb, \
+            'provider', 'heuristic', 'model', 'heuristic-v1'))";
+        let usage_literal = format!("'{usage}'::jsonb");
+        // Highest numbers first, so `$1` does not eat the front of `$13`.
+        let values = [
+            (13, "'[]'::jsonb"),
+            (12, "'[]'::jsonb"),
+            (11, "'[]'::jsonb"),
+            (10, observation),
+            (9, "'{}'::jsonb"),
+            (8, worker),
+            (7, usage_literal.as_str()),
+            (6, "NULL::text"),
+            (5, "NULL::timestamptz"),
+            (4, "'{processing}'::text[]"),
+            (3, worker),
+            (2, ":project_id"),
+            (1, ":id"),
+        ];
+        for (n, value) in values {
+            completion = completion.replace(&format!("${n}"), value);
+        }
+        assert!(!completion.contains('$'), "{completion}");
+        let claim = std::fs::read_to_string(bench("pgbench_claim_complete.sql")).unwrap();
+        let claim = claim
+            .split_once("\nWITH next AS (")
+            .and_then(|(_, rest)| rest.split_once("\\gset"))
+            .map(|(claim, _)| format!("WITH next AS ({claim}\\gset"))
+            .expect("bench/pgbench_claim_complete.sql holds the claim");
+        let text = format!(
+            "-- Written by `CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-generator --lib bench_copy`\n\
+             -- from services/generator/src/job/write.rs. Do not edit.\n\
+             --\n\
+             -- One pgbench transaction is one job's claim and completion as the\n\
+             -- generator sends them: the claim of bench/pgbench_claim_complete.sql,\n\
+             -- then the one completion statement (the Complete transition, one\n\
+             -- observation like the heuristic's for one Edit, no vectors, the\n\
+             -- session mark). Run it on the database bench/generator.sh seeds:\n\
+             --   pgbench -n -M prepared -c 8 -j 2 -T 10 -f bench/pgbench_job.sql <url>\n\n\
+             {claim}\n\n{completion};\n"
+        );
+        let path = bench("pgbench_job.sql");
+        if std::env::var_os("CAIRN_UPDATE_BENCH_SQL").is_some() {
+            std::fs::write(&path, &text).unwrap();
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == text,
+            "bench/pgbench_job.sql is not the statement job/write.rs writes: \
+             CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-generator --lib bench_copy"
+        );
+    }
+
+    fn bench(file: &str) -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../bench")
+            .join(file)
+    }
 }

@@ -129,6 +129,7 @@ async fn claimed(pool: &sqlx::PgPool, project_id: Uuid, session_id: Uuid) -> Cla
         attempts: 1,
         max_attempts: 3,
         lease_expires_at: Utc::now(),
+        traceparent: None,
     }
 }
 

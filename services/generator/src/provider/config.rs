@@ -14,7 +14,7 @@
 
 use std::{fmt, sync::Arc, time::Duration};
 
-use cairn_shared::config::{ConfigError, Env, millis, parsed, required};
+use cairn_shared::config::{ConfigError, Env, is_set, millis, parsed, required, var};
 
 use super::{Provider, anthropic::Anthropic, heuristic::Heuristic, openai::OpenAi};
 
@@ -68,7 +68,7 @@ impl ProviderConfig {
         let chosen = env.get("CAIRN_PROVIDER");
         let choice = match &chosen {
             Some(value) => value.trim().to_ascii_lowercase(),
-            None if env.get("CAIRN_ANTHROPIC_API_KEY").is_some() => "anthropic".into(),
+            None if is_set(env, "CAIRN_ANTHROPIC_API_KEY") => "anthropic".into(),
             None if env.get("CAIRN_OPENAI_BASE_URL").is_some() => "openai".into(),
             None => "heuristic".into(),
         };
@@ -99,7 +99,7 @@ impl ProviderConfig {
                     None,
                     "the server's OpenAI-compatible base URL, such as http://localhost:11434/v1 (Ollama)",
                 )?,
-                api_key: env.get("CAIRN_OPENAI_API_KEY"),
+                api_key: var(env, "CAIRN_OPENAI_API_KEY")?,
                 model: required(
                     env,
                     "CAIRN_OPENAI_MODEL",

@@ -52,5 +52,29 @@ async fn sweep_once(ctx: &Context, actor: &str, hints: &mpsc::Sender<Hint>) -> s
             break;
         }
     }
+    queue_gauges(ctx).await
+}
+
+/// Refreshes the queue gauges (jobs by status, oldest due age) and the pool
+/// gauges: once per sweep, so a scrape never queries Postgres.
+#[tracing::instrument(skip_all)]
+async fn queue_gauges(ctx: &Context) -> sqlx::Result<()> {
+    use cairn_telemetry::names;
+    let counts: Vec<(String, i64)> =
+        sqlx::query_as("SELECT status, count(*) FROM generation_jobs GROUP BY status")
+            .fetch_all(&ctx.pool)
+            .await?;
+    for status in ["queued", "processing", "completed", "failed", "cancelled"] {
+        let n = counts.iter().find(|(s, _)| s == status).map_or(0, |(_, n)| *n);
+        metrics::gauge!(names::QUEUE_DEPTH, "status" => status).set(n as f64);
+    }
+    let oldest: Option<f64> = sqlx::query_scalar(
+        "SELECT extract(epoch FROM now() - min(next_attempt_at))::float8 FROM generation_jobs
+         WHERE status = 'queued' AND next_attempt_at <= now()",
+    )
+    .fetch_one(&ctx.pool)
+    .await?;
+    metrics::gauge!(names::QUEUE_OLDEST_DUE).set(oldest.unwrap_or(0.0).max(0.0));
+    cairn_telemetry::prom::record_pool(&ctx.pool, "generator");
     Ok(())
 }

@@ -94,6 +94,7 @@ fn claimed(row: (Uuid, Uuid, Uuid, Option<Uuid>, String, Option<i32>)) -> Claime
         attempts: 1,
         max_attempts: 3,
         lease_expires_at: Utc::now(),
+        traceparent: None,
     }
 }
 

@@ -1,0 +1,77 @@
+-- Written by `CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-generator --lib bench_copy`
+-- from services/generator/src/job/write.rs. Do not edit.
+--
+-- One pgbench transaction is one job's claim and completion as the
+-- generator sends them: the claim of bench/pgbench_claim_complete.sql,
+-- then the one completion statement (the Complete transition, one
+-- observation like the heuristic's for one Edit, no vectors, the
+-- session mark). Run it on the database bench/generator.sh seeds:
+--   pgbench -n -M prepared -c 8 -j 2 -T 10 -f bench/pgbench_job.sql <url>
+
+WITH next AS (
+    SELECT id FROM generation_jobs
+    WHERE status = 'queued' AND next_attempt_at <= now() AND attempts < max_attempts
+      AND (NULL::uuid IS NULL OR id = NULL::uuid)
+    ORDER BY next_attempt_at, id
+    LIMIT 1 FOR UPDATE SKIP LOCKED
+), moved AS (
+    UPDATE generation_jobs j SET status = 'processing', attempts = j.attempts + 1, sealed = true,
+        locked_by = 'pgbench:' || :client_id::text, lease_expires_at = now() + interval '60 seconds',
+        started_at = coalesce(j.started_at, now()), updated_at = now()
+    FROM next WHERE j.id = next.id
+    RETURNING j.id, j.team_id, j.project_id, j.session_id, j.job_type, j.prompt_number, j.attempts,
+        j.max_attempts, j.lease_expires_at, j.traceparent
+), logged AS (
+    INSERT INTO generation_job_events (job_id, team_id, project_id, from_status, to_status, actor, detail)
+    SELECT id, team_id, project_id, 'queued', 'processing', 'pgbench:' || :client_id::text,
+        jsonb_build_object('attempt', attempts)
+    FROM moved
+)
+SELECT * FROM moved \gset
+
+WITH moved AS (
+             UPDATE generation_jobs j SET status = 'completed', completed_at = now(), last_error = NULL,
+                 locked_by = NULL, lease_expires_at = NULL, usage = coalesce('{"model":"heuristic-v1","provider":"heuristic"}'::jsonb, j.usage), updated_at = now()
+             FROM (SELECT id, status AS from_status FROM generation_jobs
+                   WHERE id = :id AND project_id = :project_id AND status = ANY('{processing}'::text[])
+                     AND (('pgbench:' || :client_id::text)::text IS NULL OR locked_by = ('pgbench:' || :client_id::text)) FOR UPDATE) prev
+             WHERE j.id = prev.id
+             RETURNING j.id, j.team_id, j.project_id, j.session_id, j.prompt_number, prev.from_status, j.status
+         ), logged AS (
+             INSERT INTO generation_job_events (job_id, team_id, project_id, from_status, to_status, actor, detail)
+             SELECT id, team_id, project_id, from_status, status, ('pgbench:' || :client_id::text), '{}'::jsonb FROM moved
+         )
+    , observations_written AS (
+        INSERT INTO observations (id, team_id, project_id, session_id, job_id, generation_key, origin, kind,
+            title, subtitle, facts, narrative, concepts, files_read, files_modified, metadata, provider, model,
+            prompt_number)
+        SELECT o.id, m.team_id, m.project_id, m.session_id, m.id, o.generation_key, 'generated', o.kind,
+            o.title, o.subtitle, o.facts, o.narrative, o.concepts, o.files_read, o.files_modified, o.metadata,
+            o.provider, o.model, m.prompt_number
+        FROM moved m, jsonb_to_recordset(jsonb_build_array(jsonb_build_object('id', gen_random_uuid(), 'generation_key', 'pgbench:' || gen_random_uuid(), 'kind', 'change', 'title', 'Edited src/lib.rs', 'subtitle', 'replaced 2 lines', 'facts', '["src/lib.rs: fn parse now returns Result"]'::jsonb, 'narrative', 'Edited src/lib.rs: parse returns a Result instead of panicking.', 'concepts', '["what-changed"]'::jsonb, 'files_read', '[]'::jsonb, 'files_modified', '["src/lib.rs"]'::jsonb, 'metadata', '{"heuristic": true}'::jsonb, 'provider', 'heuristic', 'model', 'heuristic-v1'))) AS o(id uuid, generation_key text, kind text, title text,
+            subtitle text, facts text[], narrative text, concepts text[], files_read text[],
+            files_modified text[], metadata jsonb, provider text, model text)
+    ), summaries_written AS (
+        INSERT INTO summaries (id, team_id, project_id, session_id, job_id, generation_key, scope, prompt_number,
+            request, investigated, learned, completed, next_steps, notes, provider, model)
+        SELECT s.id, m.team_id, m.project_id, m.session_id, m.id, s.generation_key, s.scope, m.prompt_number,
+            s.request, s.investigated, s.learned, s.completed, s.next_steps, s.notes, s.provider, s.model
+        FROM moved m, jsonb_to_recordset('[]'::jsonb) AS s(id uuid, generation_key text, scope text, request text,
+            investigated text, learned text, completed text, next_steps text, notes text, provider text,
+            model text)
+    ), observation_vectors AS (
+        INSERT INTO observation_embeddings (observation_id, project_id, model, dims, embedding)
+        SELECT v.id, m.project_id, v.model, cardinality(v.embedding), v.embedding
+        FROM moved m, jsonb_to_recordset('[]'::jsonb) AS v(id uuid, model text, embedding real[])
+    ), summary_vectors AS (
+        INSERT INTO summary_embeddings (summary_id, project_id, model, dims, embedding)
+        SELECT v.id, m.project_id, v.model, cardinality(v.embedding), v.embedding
+        FROM moved m, jsonb_to_recordset('[]'::jsonb) AS v(id uuid, model text, embedding real[])
+    ), session_marked AS (
+        UPDATE sessions s SET last_generated_at = now()
+        WHERE s.id = (SELECT x.id FROM sessions x, moved m
+                      WHERE x.id = m.session_id AND x.project_id = m.project_id
+                        AND (x.last_generated_at IS NULL OR x.last_generated_at < now() - interval '1 second')
+                      FOR UPDATE OF x SKIP LOCKED)
+    )
+         SELECT status FROM moved;

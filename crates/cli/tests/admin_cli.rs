@@ -1,0 +1,15 @@
+//! The admin commands as an operator runs them: the `cairn` binary against a
+//! real cairn-api (`cairn_testkit::spawn_app`): `projects`, `tokens`, `jobs`,
+//! `export`/`import`, and `import claude-mem` from a SQLite file built with
+//! claude-mem's own schema.
+
+#[path = "admin_cli/claude_mem.rs"]
+mod claude_mem;
+#[path = "admin_cli/commands.rs"]
+mod commands;
+#[path = "admin_cli/support.rs"]
+mod support;
+#[path = "admin_cli/transfer.rs"]
+mod transfer;
+#[path = "admin_cli/vectors.rs"]
+mod vectors;

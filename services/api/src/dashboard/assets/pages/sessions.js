@@ -1,0 +1,86 @@
+// Sessions of a project, and one session as a timeline: its turns, their
+// events, the observations and summaries each produced, the job and its usage.
+
+import { get } from '../api.js';
+import { h, mount, notice, table, time } from '../dom.js';
+import { projectPicker } from '../project.js';
+
+const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+function missing(e, what) {
+  return notice(e.status === 404 && e.code === 'route_not_found' ? `${what} is not served by this API version.` : e.message, e.status === 404 ? 'info' : 'error');
+}
+
+export async function render(ctx) {
+  if (ctx.rest[0]) return renderOne(ctx, ctx.rest[0]);
+  const { main } = ctx;
+  const list = h('section', { id: 'sessions', 'aria-live': 'polite' });
+  async function load(project, cursor) {
+    if (!project) { mount(list, notice('Pick a project first.')); return; }
+    let r;
+    try {
+      r = await get('/v1/sessions', { projectId: project, cursor });
+    } catch (e) {
+      mount(list, missing(e, 'The sessions list'));
+      return;
+    }
+    mount(list, table('Sessions, latest first', [
+      { label: 'Started', cell: (x) => h('a', { href: `#/sessions/${x.id}` }, time(x.startedAt)) },
+      { label: 'Agent', cell: (x) => x.agent },
+      { label: 'Directory', cell: (x) => (x.cwd ? h('code', {}, x.cwd) : '') },
+      { label: 'Turns', cell: (x) => String(x.turns ?? '') },
+      { label: 'Events', cell: (x) => String(x.events ?? '') },
+      { label: 'Observations', cell: (x) => String(x.observations ?? '') },
+      { label: 'Last event', cell: (x) => time(x.lastEventAt) },
+      { label: 'Ended', cell: (x) => (x.endedAt ? time(x.endedAt) : 'open') },
+    ], r.sessions, 'No session yet.'),
+    r.nextCursor ? h('button', { type: 'button', onclick: () => load(project, r.nextCursor) }, 'Older sessions') : null);
+  }
+  const picker = await projectPicker(ctx, (p) => load(p));
+  mount(main, h('h1', {}, 'Sessions'), picker, list);
+}
+
+async function renderOne(ctx, id) {
+  const { main } = ctx;
+  const back = h('p', {}, h('a', { href: '#/sessions' }, '← Sessions'));
+  let t;
+  try {
+    t = await get(`/v1/sessions/${encodeURIComponent(id)}/timeline`);
+  } catch (e) {
+    mount(main, back, h('h1', {}, 'Session'), missing(e, 'The session timeline'));
+    return;
+  }
+  const s = t.session || {};
+  const turns = (t.turns || []).map((turn) => h('li', { class: 'turn' },
+    h('h2', {}, `Turn ${turn.promptNumber ?? '—'}`, h('span', { class: 'muted' }, ` ${time(turn.startedAt)}`)),
+    turn.prompt ? h('blockquote', { class: 'prompt' }, turn.prompt) : null,
+    turn.events && turn.events.length ? h('details', {}, h('summary', {}, turn.eventCount > turn.events.length ? `${turn.eventCount} events (first ${turn.events.length})` : plural(turn.events.length, 'event')),
+      h('ol', { class: 'events' }, turn.events.map((e) => h('li', {}, h('code', {}, e.eventType), e.toolName ? ` ${e.toolName}` : '', h('span', { class: 'muted' }, ` ${time(e.occurredAt)}`))))) : null,
+    turn.observations && turn.observations.length ? h('div', {}, h('h3', {}, 'Observations'),
+      h('ul', {}, turn.observations.map((o) => h('li', {}, h('span', { class: 'chip' }, o.kind), ' ', h('a', { href: `#/observations/${o.id}` }, o.title || o.id))))) : null,
+    turn.summaries && turn.summaries.length ? h('div', {}, h('h3', {}, 'Summaries'),
+      turn.summaries.map((x) => h('p', { class: 'summary' }, h('span', { class: 'chip' }, x.scope), ' ', x.completed || x.request || ''))) : null,
+    turn.jobs && turn.jobs.length ? h('div', {}, h('h3', {}, 'Jobs'), table('Jobs of the turn', [
+      { label: 'Type', cell: (j) => j.jobType },
+      { label: 'Status', cell: (j) => h('span', { class: `chip status-${j.status}` }, j.status) },
+      { label: 'Attempts', cell: (j) => String(j.attempts) },
+      { label: 'Usage', cell: (j) => (j.usage ? h('code', {}, JSON.stringify(j.usage)) : '—') },
+      { label: 'Error', cell: (j) => j.lastError || '' },
+    ], turn.jobs)) : null));
+  mount(main, back,
+    h('h1', { id: 'session-title' }, `Session ${String(s.id || id).slice(0, 8)}`),
+    h('dl', { class: 'props' },
+      h('dt', {}, 'Agent'), h('dd', {}, s.agent || '—'),
+      h('dt', {}, 'Directory'), h('dd', {}, s.cwd || '—'),
+      h('dt', {}, 'Started'), h('dd', {}, time(s.startedAt)),
+      h('dt', {}, 'Ended'), h('dd', {}, s.endedAt ? time(s.endedAt) : 'open')),
+    t.turnsTruncated ? notice(`Showing the newest ${turns.length} turns.`) : null,
+    turns.length ? h('ol', { class: 'timeline' }, turns) : notice('No turn recorded.'),
+    t.summaries && t.summaries.length ? [h('h2', {}, 'Session summaries'),
+      t.summaries.map((x) => h('p', { class: 'summary' }, h('span', { class: 'chip' }, x.scope), ' ', x.completed || x.request || ''))] : null,
+    t.jobs && t.jobs.length ? [h('h2', {}, 'Session jobs'), table('Jobs of no turn', [
+      { label: 'Type', cell: (j) => j.jobType },
+      { label: 'Status', cell: (j) => h('span', { class: `chip status-${j.status}` }, j.status) },
+      { label: 'Usage', cell: (j) => (j.usage ? h('code', {}, JSON.stringify(j.usage)) : '—') },
+    ], t.jobs)] : null);
+}

@@ -1,0 +1,11 @@
+//! The admin dashboard: plain HTTP tests of its session cookie, CSRF and
+//! headers, and flows in a real headless Chromium (Debian's `chromium`
+//! driven through `chromedriver`; `scripts/tools/chromium.sh` installs both).
+
+mod admin_flow;
+mod http;
+mod layout;
+mod read_only;
+mod scale;
+mod settings;
+mod support;
