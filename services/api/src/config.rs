@@ -29,6 +29,8 @@ pub struct ApiConfig {
     pub queue_age_degraded: Duration,
     /// UserPromptSubmit answers without related memories rather than wait longer than this.
     pub prompt_context_deadline: Duration,
+    /// PreToolUse answers without file memories rather than wait longer than this.
+    pub file_memories_deadline: Duration,
     /// `CAIRN_EMBED_*`: the embedder for vector and hybrid search.
     pub embed: cairn_embed::EmbedConfig,
 }
@@ -152,6 +154,7 @@ impl ApiConfig {
             bootstrap: parsed(env, "CAIRN_BOOTSTRAP", true)?,
             queue_age_degraded: millis(env, "CAIRN_QUEUE_AGE_DEGRADED_MS", 600_000)?,
             prompt_context_deadline: millis(env, "CAIRN_PROMPT_CONTEXT_DEADLINE_MS", 150)?,
+            file_memories_deadline: millis(env, "CAIRN_FILE_MEMORIES_DEADLINE_MS", 100)?,
             embed: cairn_embed::EmbedConfig::from_lookup(|k| env.get(k)),
         })
     }

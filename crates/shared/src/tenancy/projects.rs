@@ -14,13 +14,15 @@ pub struct Project {
     pub context_budget_tokens: i32,
     pub prompt_context: bool,
     pub prompt_context_budget_tokens: i32,
+    /// PreToolUse answers with memories about the tool's file (migration 0015).
+    pub file_memories: bool,
     pub created_at: DateTime<Utc>,
 }
 
 macro_rules! project_columns {
     () => {
         "id, team_id, slug, name, settings, context_budget_tokens, prompt_context, prompt_context_budget_tokens,
-         created_at"
+         file_memories, created_at"
     };
 }
 
@@ -92,6 +94,7 @@ pub struct MemorySettings {
     pub context_budget_tokens: Option<i32>,
     pub prompt_context: Option<bool>,
     pub prompt_context_budget_tokens: Option<i32>,
+    pub file_memories: Option<bool>,
 }
 
 /// Changes a project's memory settings; `None` when the team has no such project.
@@ -105,7 +108,8 @@ pub async fn update_memory_settings(
     sqlx::query_as(concat!(
         "UPDATE projects SET context_budget_tokens = coalesce($3, context_budget_tokens),
              prompt_context = coalesce($4, prompt_context),
-             prompt_context_budget_tokens = coalesce($5, prompt_context_budget_tokens)
+             prompt_context_budget_tokens = coalesce($5, prompt_context_budget_tokens),
+             file_memories = coalesce($6, file_memories)
          WHERE team_id = $1 AND id = $2 RETURNING ",
         project_columns!()
     ))
@@ -114,6 +118,7 @@ pub async fn update_memory_settings(
     .bind(s.context_budget_tokens)
     .bind(s.prompt_context)
     .bind(s.prompt_context_budget_tokens)
+    .bind(s.file_memories)
     .fetch_optional(db)
     .await
 }

@@ -51,10 +51,15 @@ async fn lookup(
 
 /// The matches, each cut so that the whole stays within `budget_tokens`.
 pub fn render(matches: &[gather::ObservationItem], budget_tokens: usize) -> Option<String> {
+    render_titled("# Related memory (Cairn)", matches, budget_tokens)
+}
+
+/// [`render`] under another heading.
+pub fn render_titled(title: &str, matches: &[gather::ObservationItem], budget_tokens: usize) -> Option<String> {
     if matches.is_empty() {
         return None;
     }
-    let head = format!("# Related memory (Cairn)\n{}", markdown::DATA_NOTICE);
+    let head = format!("{title}\n{}", markdown::DATA_NOTICE);
     let frame = markdown::OPEN_TAG.len() + head.chars().count() + markdown::CLOSE_TAG.len();
     let mut left = (budget_tokens * 4).saturating_sub(frame);
     let share = left / matches.len();

@@ -41,6 +41,8 @@ pub struct ProjectDto {
     /// UserPromptSubmit answers with related memories (opt-in).
     pub prompt_context: bool,
     pub prompt_context_budget_tokens: i32,
+    /// PreToolUse answers with memories about the tool's file (on by default).
+    pub file_memories: bool,
     pub created_at_epoch: i64,
 }
 
@@ -55,6 +57,7 @@ impl From<Project> for ProjectDto {
             context_budget_tokens: p.context_budget_tokens,
             prompt_context: p.prompt_context,
             prompt_context_budget_tokens: p.prompt_context_budget_tokens,
+            file_memories: p.file_memories,
             created_at_epoch: to_epoch_ms(p.created_at),
         }
     }

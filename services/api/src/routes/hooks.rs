@@ -135,6 +135,30 @@ pub async fn post_hook(
             stored?;
             related
         }
+        // Memories about the tool's file, looked up while the event is stored.
+        Some(Moment::PreTool) => {
+            match context::file_memories::target(event.tool_name.as_deref(), &event.payload)
+                .map(str::to_owned)
+            {
+                Some(path) => {
+                    let cwd = body_cwd(&event).map(str::to_owned);
+                    let about = context::file_memories::for_file(
+                        &state.pool,
+                        project.id,
+                        &path,
+                        cwd.as_deref(),
+                        state.config.file_memories_deadline,
+                    );
+                    let (stored, about) = tokio::join!(ingest::ingest_one(&state, project, event), about);
+                    stored?;
+                    about
+                }
+                None => {
+                    ingest::ingest_one(&state, project, event).await?;
+                    None
+                }
+            }
+        }
         _ => {
             ingest::ingest_one(&state, project, event).await?;
             None

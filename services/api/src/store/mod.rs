@@ -2,6 +2,7 @@
 //! scoped by team (and project where the caller is project-scoped).
 
 pub mod events;
+pub mod file_memories;
 pub mod jobs;
 pub mod observations;
 pub mod queue;

@@ -10,6 +10,7 @@ mod claude_mem;
 mod context;
 mod dashboard_data;
 mod docs;
+mod file_memories;
 mod floods;
 mod generated_client;
 mod health;

@@ -54,12 +54,13 @@ pub fn parse(input: Map<String, Value>, request: &HookRequest<'_>) -> Result<Par
     })
 }
 
-/// The hook answer: `additionalContext` for SessionStart (and prompts, when
-/// given), `{}` otherwise. PreCompact may not carry hookSpecificOutput.
+/// The hook answer: `additionalContext` for SessionStart (and prompts and
+/// file tools, when given), `{}` otherwise. PreCompact may not carry
+/// hookSpecificOutput.
 pub fn answer(hook_event_name: &str, additional_context: Option<String>) -> Answer {
     hook_specific_output(
         hook_event_name,
-        &["SessionStart", "UserPromptSubmit"],
+        &["SessionStart", "UserPromptSubmit", "PreToolUse"],
         additional_context,
     )
 }

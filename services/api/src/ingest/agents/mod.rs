@@ -94,6 +94,9 @@ impl HookAgent {
             // Windsurf has no session start: its rules file is refreshed at each prompt.
             (HookAgent::Windsurf, Moment::UserPrompt) => Some(Moment::SessionStart),
             (HookAgent::Windsurf, _) | (_, Moment::Other) => None,
+            // Only Claude Code takes context before a tool (COMPAT.md §1).
+            (HookAgent::ClaudeCode, Moment::PreTool) => Some(Moment::PreTool),
+            (_, Moment::PreTool) => None,
             (_, moment) => Some(moment),
         }
     }
@@ -115,6 +118,8 @@ pub enum Moment {
     SessionStart,
     /// A prompt: related memories, when the project opts in.
     UserPrompt,
+    /// Before a tool: memories about the file it reads or changes.
+    PreTool,
     Other,
 }
 

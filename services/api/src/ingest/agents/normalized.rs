@@ -146,6 +146,7 @@ pub fn moment(kind: EventKind) -> Moment {
     match kind {
         EventKind::SessionStart => Moment::SessionStart,
         EventKind::UserPrompt => Moment::UserPrompt,
+        EventKind::PreTool => Moment::PreTool,
         _ => Moment::Other,
     }
 }

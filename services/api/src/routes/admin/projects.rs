@@ -144,6 +144,9 @@ pub struct ProjectSettingsInput {
     pub prompt_context: Option<bool>,
     /// 100..=5000 tokens for those memories (the block's header takes about 35).
     pub prompt_context_budget_tokens: Option<i32>,
+    /// Answer PreToolUse (Read, Edit, Write, …) with the live memories about
+    /// the tool's file (on by default).
+    pub file_memories: Option<bool>,
     /// Model tokens (input plus output) the generator may spend per UTC day
     /// for this project; `null` removes the budget, absent leaves it. Past
     /// 80 % it degrades to the heuristic for turn summaries and routine
@@ -181,6 +184,7 @@ pub async fn update_project(
         context_budget_tokens: body.context_budget_tokens,
         prompt_context: body.prompt_context,
         prompt_context_budget_tokens: body.prompt_context_budget_tokens,
+        file_memories: body.file_memories,
     };
     let mut tx = state.pool.begin().await?;
     let updated = projects::update_memory_settings(&mut *tx, project.team_id, project.id, settings)
@@ -205,6 +209,7 @@ pub async fn update_project(
             "contextBudgetTokens": updated.context_budget_tokens,
             "promptContext": updated.prompt_context,
             "promptContextBudgetTokens": updated.prompt_context_budget_tokens,
+            "fileMemories": updated.file_memories,
             "llmDailyTokenBudget": llm_budget,
         }),
     )

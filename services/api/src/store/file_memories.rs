@@ -1,0 +1,47 @@
+//! The live observations about one file, newest first: what PreToolUse
+//! gives the agent before it reads or changes that file.
+
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::context::gather::ObservationItem;
+
+/// Whether the project gives file memories at PreToolUse (migration 0015).
+#[tracing::instrument(skip(pool))]
+pub async fn enabled(pool: &PgPool, project_id: Uuid) -> sqlx::Result<bool> {
+    let on: Option<bool> = sqlx::query_scalar("SELECT file_memories FROM projects WHERE id = $1")
+        .bind(project_id)
+        .fetch_optional(pool)
+        .await?;
+    Ok(on.unwrap_or(false))
+}
+
+/// At most `limit` `live` observations of the project whose files read or
+/// modified include one of `paths` (the path as the tool gave it, and
+/// relative to the session's directory), or whose `file_refs` cite
+/// `relative`. Plans are left out: they are about the work, not the file.
+/// Both tests are answered by GIN indexes (migrations 0004 and 0014).
+#[tracing::instrument(skip(pool))]
+pub async fn about(
+    pool: &PgPool,
+    project_id: Uuid,
+    paths: &[String],
+    relative: &str,
+    limit: i64,
+) -> sqlx::Result<Vec<ObservationItem>> {
+    let cited = serde_json::json!([{ "path": relative }]);
+    sqlx::query_as(
+        "SELECT id, kind, title, subtitle, facts, narrative, files_read, files_modified, created_at
+         FROM observations o
+         WHERE o.project_id = $1 AND o.state = 'live' AND o.kind <> 'plan'
+           AND ((o.files_read || o.files_modified) && $2::text[] OR o.file_refs @> $3::jsonb)
+         ORDER BY o.created_at DESC, o.id DESC
+         LIMIT $4",
+    )
+    .bind(project_id)
+    .bind(paths)
+    .bind(cited)
+    .bind(limit)
+    .fetch_all(pool)
+    .await
+}
