@@ -7,6 +7,7 @@ mod event;
 mod observe;
 mod pipeline;
 mod plan;
+mod plan_capture;
 mod write;
 
 pub use event::{EventKind, IncomingEvent, SessionTarget, idempotency_key_from_body};

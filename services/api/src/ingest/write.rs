@@ -93,6 +93,10 @@ pub async fn write(
         },
     )
     .await?;
+    if inserted.is_some() {
+        let session_id = session.as_ref().map(|s| s.id);
+        super::plan_capture::capture(&mut *conn, project, session_id, prompt_number, ev).await?;
+    }
     Ok(match inserted {
         Some(event) => {
             super::observe::stored(ev);

@@ -5,6 +5,7 @@ pub mod events;
 pub mod file_memories;
 pub mod jobs;
 pub mod observations;
+pub mod plans;
 pub mod queue;
 pub mod session_views;
 pub mod sessions;

@@ -21,6 +21,7 @@ mod isolation;
 mod live;
 mod malformed;
 mod mcp;
+mod plans;
 mod poisoning;
 mod privacy;
 mod privileges;
