@@ -20,6 +20,11 @@ pub struct GeneratorConfig {
     pub heartbeat: Duration,
     /// How often Postgres is swept for due jobs and expired leases (`CAIRN_SWEEP_MS`).
     pub sweep_interval: Duration,
+    /// A session with no event for this long is ended and summarised by the
+    /// sweeper (`CAIRN_IDLE_SESSION_MS`, default an hour).
+    pub idle_session: Duration,
+    /// How often the sweeper looks for idle sessions (`CAIRN_IDLE_CHECK_MS`).
+    pub idle_check: Duration,
     /// How often the Redis wake-up queue is polled when idle (`CAIRN_WAKEUP_POLL_MS`).
     pub wakeup_poll: Duration,
     /// On SIGTERM, how long in-flight jobs may run before they are released (`CAIRN_DRAIN_TIMEOUT_MS`).
@@ -74,6 +79,8 @@ impl GeneratorConfig {
             lease,
             heartbeat,
             sweep_interval: millis(env, "CAIRN_SWEEP_MS", 5_000)?,
+            idle_session: millis(env, "CAIRN_IDLE_SESSION_MS", 3_600_000)?,
+            idle_check: millis(env, "CAIRN_IDLE_CHECK_MS", 60_000)?,
             wakeup_poll,
             drain_timeout: millis(env, "CAIRN_DRAIN_TIMEOUT_MS", 30_000)?,
             retry: RetryPolicy {

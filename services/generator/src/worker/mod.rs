@@ -5,6 +5,7 @@
 //! past every guard) is started again (`supervise`).
 
 mod heartbeat;
+pub mod idle_sessions;
 mod pool;
 mod sweeper;
 mod wakeups;

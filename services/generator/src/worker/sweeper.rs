@@ -1,7 +1,8 @@
 //! The sweeper: Postgres alone keeps the generator working. Every
 //! `CAIRN_SWEEP_MS` it rescues jobs whose lease expired, fails queued jobs
 //! with no attempts left, and wakes idle workers when due jobs are waiting — jobs whose wake-up was lost (Redis
-//! down or flushed) and jobs whose `next_attempt_at` has come.
+//! down or flushed) and jobs whose `next_attempt_at` has come. Every
+//! `CAIRN_IDLE_CHECK_MS` it also ends sessions left idle (`idle_sessions`).
 
 use std::{sync::Arc, time::Duration};
 
@@ -14,6 +15,7 @@ use super::{Context, Hint};
 
 pub async fn sweep(ctx: Arc<Context>, hints: mpsc::Sender<Hint>, shutdown: CancellationToken) {
     let actor = format!("rescuer:{}", ctx.config.worker_prefix);
+    let mut idle_checked: Option<std::time::Instant> = None;
     loop {
         // Jitter keeps several generators from sweeping in step.
         let pause = ctx
@@ -23,6 +25,14 @@ pub async fn sweep(ctx: Arc<Context>, hints: mpsc::Sender<Hint>, shutdown: Cance
         tokio::select! {
             _ = shutdown.cancelled() => return,
             _ = tokio::time::sleep(pause) => {}
+        }
+        if idle_checked.is_none_or(|at| at.elapsed() >= ctx.config.idle_check) {
+            idle_checked = Some(std::time::Instant::now());
+            match super::idle_sessions::end_idle(&ctx.pool, ctx.config.idle_session).await {
+                Ok(ended) if ended.sessions > 0 => tracing::info!(?ended, "ended idle sessions"),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "ending idle sessions failed"),
+            }
         }
         if let Err(e) = sweep_once(&ctx, &actor, &hints).await {
             tracing::warn!(error = %e, "sweep failed");

@@ -7,6 +7,7 @@ mod economy;
 mod embeddings;
 mod end_to_end;
 mod final_message;
+mod idle_sessions;
 mod lifecycle;
 mod load;
 mod memory_loop;

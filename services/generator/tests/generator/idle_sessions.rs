@@ -1,0 +1,111 @@
+//! Unclean exits: a session whose agent never sent SessionEnd is ended by
+//! the sweeper once it has been idle long enough, exactly once and
+//! summarised exactly once, however many generators sweep at the same time;
+//! a session with recent activity is left alone.
+
+use std::time::Duration;
+
+use cairn_generator::worker::idle_sessions::end_idle;
+use cairn_testkit::{TestApp, cc, spawn_app};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use super::support::{MINUTE, start, wait_count};
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+/// A turn that never ends: a prompt and a tool call, no Stop, no SessionEnd.
+async fn open_turn(app: &TestApp, session: &str) {
+    for body in [
+        cc(session, "SessionStart", json!({ "source": "startup" })),
+        cc(
+            session,
+            "UserPromptSubmit",
+            json!({ "prompt": "make the lexer keep spans" }),
+        ),
+        cc(
+            session,
+            "PostToolUse",
+            json!({ "tool_name": "Edit", "tool_use_id": Uuid::new_v4().to_string(),
+                    "tool_input": { "file_path": "src/lexer.rs", "old_string": "a", "new_string": "b" },
+                    "tool_response": { "ok": true } }),
+        ),
+    ] {
+        let (status, res) = app.hook(body).await;
+        assert_eq!(status, 200, "{res}");
+    }
+}
+
+async fn session(app: &TestApp, external: &str) -> (String, Value) {
+    sqlx::query_as("SELECT status, metadata FROM sessions WHERE external_session_id = $1")
+        .bind(external)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn an_idle_session_is_ended_once_and_summarised_once() {
+    let app = spawn_app().await;
+    open_turn(&app, "s-crashed").await;
+    open_turn(&app, "s-working").await;
+    // The crashed agent's last event was two hours ago.
+    sqlx::query(
+        "UPDATE sessions SET updated_at = now() - interval '2 hours' WHERE external_session_id = 's-crashed'",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
+
+    // Two generators sweep at once, then again.
+    let (a, b) = tokio::join!(end_idle(&app.pool, HOUR), end_idle(&app.pool, HOUR));
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a.sessions + b.sessions, 1, "{a:?} {b:?}");
+    assert_eq!(a.summaries + b.summaries, 1, "{a:?} {b:?}");
+    assert_eq!(
+        a.sealed_jobs + b.sealed_jobs,
+        1,
+        "the open turn's job is made due: {a:?} {b:?}"
+    );
+    assert_eq!(
+        end_idle(&app.pool, HOUR).await.unwrap().sessions,
+        0,
+        "a second sweep ends nothing"
+    );
+
+    let (status, metadata) = session(&app, "s-crashed").await;
+    assert_eq!(status, "ended");
+    assert_eq!(metadata["ended_by"], "sweeper", "{metadata}");
+    assert!(metadata["last_activity_at"].is_string(), "{metadata}");
+    let (status, metadata) = session(&app, "s-working").await;
+    assert_eq!(status, "active", "recent activity keeps a session open");
+    assert!(metadata.get("ended_by").is_none());
+
+    // A generator then writes the turn's observations and one session summary.
+    let generator = start(&app, &[]);
+    wait_count(
+        &app.pool,
+        "SELECT count(*) FROM summaries su JOIN sessions s ON s.id = su.session_id
+         WHERE s.external_session_id = 's-crashed' AND su.scope = 'session'",
+        1,
+        MINUTE,
+    )
+    .await;
+    // The generator's own sweeps (every minute by default) change nothing more.
+    assert_eq!(end_idle(&app.pool, HOUR).await.unwrap(), Default::default());
+    generator.stop().await;
+    let summaries = app
+        .count(
+            "SELECT count(*) FROM summaries su JOIN sessions s ON s.id = su.session_id
+             WHERE s.external_session_id = 's-crashed' AND su.scope = 'session'",
+        )
+        .await;
+    assert_eq!(summaries, 1);
+    let jobs = app
+        .count(
+            "SELECT count(*) FROM generation_jobs j JOIN sessions s ON s.id = j.session_id
+             WHERE s.external_session_id = 's-crashed' AND j.job_type = 'session_summary'",
+        )
+        .await;
+    assert_eq!(jobs, 1);
+}
