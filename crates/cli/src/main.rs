@@ -18,6 +18,7 @@ mod hook;
 mod install;
 mod mcp;
 mod spool;
+mod sync;
 mod transfer;
 
 use clap::{Parser, Subcommand};
@@ -92,6 +93,9 @@ enum Command {
     Export(transfer::ExportArgs),
     /// Read JSON Lines of `cairn export` into a project, or `import claude-mem <file>`.
     Import(transfer::ImportArgs),
+    /// Write the project's most important memories into a marked section of
+    /// CLAUDE.md, AGENTS.md or a Cursor rule (`--remove` restores the file).
+    Sync(sync::SyncArgs),
 }
 
 fn main() {
@@ -132,6 +136,7 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Jobs { command, api } => admin_api::jobs::run(command, &api),
         Command::Export(args) => transfer::export::run(&args),
         Command::Import(args) => transfer::run_import(args),
+        Command::Sync(args) => sync::run(&args),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The admin commands as an operator runs them: the `cairn` binary against a
 //! real cairn-api (`cairn_testkit::spawn_app`): `projects`, `tokens`, `jobs`,
-//! `export`/`import`, and `import claude-mem` from a SQLite file built with
-//! claude-mem's own schema.
+//! `export`/`import`, `import claude-mem` from a SQLite file built with
+//! claude-mem's own schema, and `sync`.
 
 #[path = "admin_cli/claude_mem.rs"]
 mod claude_mem;
@@ -9,6 +9,8 @@ mod claude_mem;
 mod commands;
 #[path = "admin_cli/support.rs"]
 mod support;
+#[path = "admin_cli/sync.rs"]
+mod sync;
 #[path = "admin_cli/transfer.rs"]
 mod transfer;
 #[path = "admin_cli/vectors.rs"]

@@ -149,6 +149,20 @@ fn data(text: &str) -> Cow<'_, str> {
 }
 
 /// The first line, neutralised, trimmed and cut to `max` characters.
+/// One memory as one markdown list line for a synced instructions file:
+/// `- decision: Title — first fact`, neutralised like every stored text.
+pub fn digest_line(o: &ObservationItem) -> String {
+    let detail = o.facts.first().map(String::as_str).unwrap_or(o.subtitle.as_str());
+    let mut line = format!("- {}: {}", one_line(&o.kind, 24), one_line(&o.title, 120));
+    let detail = one_line(detail, 160);
+    if !detail.is_empty() {
+        line.push_str(" — ");
+        line.push_str(&detail);
+    }
+    // The section it goes into is delimited by HTML comments.
+    line.replace("<!--", "‹!--").replace("-->", "--›")
+}
+
 fn one_line(text: &str, max: usize) -> String {
     let text = data(text);
     let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");

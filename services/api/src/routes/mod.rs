@@ -9,6 +9,7 @@ pub mod hooks;
 pub mod jobs;
 pub mod live;
 pub mod memories;
+pub mod memory_digest;
 pub mod memory_edit;
 pub mod projects;
 pub mod queue;
@@ -75,6 +76,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(transfer::export_project))
         .routes(routes!(transfer::import_project))
         .routes(routes!(usage::get_project_usage))
+        .routes(routes!(memory_digest::get_memory_digest))
         .routes(routes!(admin::teams::create_team, admin::teams::list_teams))
         .routes(routes!(admin::teams::update_team))
         .routes(routes!(

@@ -3,6 +3,7 @@
 
 pub mod events;
 pub mod file_memories;
+pub mod memory_digest;
 pub mod jobs;
 pub mod observations;
 pub mod plans;
