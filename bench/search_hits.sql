@@ -14,6 +14,7 @@ SELECT source, id, score, coalesce($2::timestamptz, now()) AS as_of FROM (
                           WHERE o.project_id::text = $1::text
  AND o.created_at <= coalesce($2::timestamptz, now())
  AND o.search @@ websearch_to_tsquery('english', $3::text)
+ AND o.state NOT IN ('merged', 'archived')
                             AND o.search_day = ANY(ARRAY(
                                 SELECT search_bucket($1::uuid, coalesce($2::timestamptz, now()) - (k) * interval '1 day', 1)
                                 FROM generate_series(r.lo, r.hi - 1) k))
@@ -24,6 +25,7 @@ SELECT source, id, score, coalesce($2::timestamptz, now()) AS as_of FROM (
                           WHERE o.project_id::text = $1::text
  AND o.created_at <= coalesce($2::timestamptz, now())
  AND o.search @@ websearch_to_tsquery('english', $3::text)
+ AND o.state NOT IN ('merged', 'archived')
  AND o.created_at < to_timestamp((floor(extract(epoch FROM coalesce($2::timestamptz, now())) / 86400) - 7) * 86400)
                             AND o.search_week = ANY(ARRAY(
                                 SELECT search_bucket($1::uuid, coalesce($2::timestamptz, now()) - (8 + 7 * k) * interval '1 day', 7)
@@ -34,6 +36,7 @@ SELECT source, id, score, coalesce($2::timestamptz, now()) AS as_of FROM (
            WHERE o.project_id = $1
  AND o.created_at <= coalesce($2::timestamptz, now())
  AND o.search @@ websearch_to_tsquery('english', $3::text)
+ AND o.state NOT IN ('merged', 'archived')
              AND o.created_at < to_timestamp((floor((floor(extract(epoch FROM coalesce($2::timestamptz, now())) / 86400) - 8) / 7) - 15) * 7 * 86400)
            ORDER BY o.created_at DESC LIMIT 200)
           LIMIT 200) o

@@ -12,6 +12,7 @@ SELECT source, id, score, coalesce(NULL::timestamptz, now()) AS as_of FROM (
                           WHERE o.project_id::text = '00000000-0000-4000-8000-000000000000'::text
  AND o.created_at <= coalesce(NULL::timestamptz, now())
  AND o.search @@ websearch_to_tsquery('english', :q::text)
+ AND o.state NOT IN ('merged', 'archived')
                             AND o.search_day = ANY(ARRAY(
                                 SELECT search_bucket('00000000-0000-4000-8000-000000000000'::uuid, coalesce(NULL::timestamptz, now()) - (k) * interval '1 day', 1)
                                 FROM generate_series(r.lo, r.hi - 1) k))
@@ -22,6 +23,7 @@ SELECT source, id, score, coalesce(NULL::timestamptz, now()) AS as_of FROM (
                           WHERE o.project_id::text = '00000000-0000-4000-8000-000000000000'::text
  AND o.created_at <= coalesce(NULL::timestamptz, now())
  AND o.search @@ websearch_to_tsquery('english', :q::text)
+ AND o.state NOT IN ('merged', 'archived')
  AND o.created_at < to_timestamp((floor(extract(epoch FROM coalesce(NULL::timestamptz, now())) / 86400) - 7) * 86400)
                             AND o.search_week = ANY(ARRAY(
                                 SELECT search_bucket('00000000-0000-4000-8000-000000000000'::uuid, coalesce(NULL::timestamptz, now()) - (8 + 7 * k) * interval '1 day', 7)
@@ -32,6 +34,7 @@ SELECT source, id, score, coalesce(NULL::timestamptz, now()) AS as_of FROM (
            WHERE o.project_id = '00000000-0000-4000-8000-000000000000'
  AND o.created_at <= coalesce(NULL::timestamptz, now())
  AND o.search @@ websearch_to_tsquery('english', :q::text)
+ AND o.state NOT IN ('merged', 'archived')
              AND o.created_at < to_timestamp((floor((floor(extract(epoch FROM coalesce(NULL::timestamptz, now())) / 86400) - 8) / 7) - 15) * 7 * 86400)
            ORDER BY o.created_at DESC LIMIT 200)
           LIMIT 200) o

@@ -48,6 +48,8 @@ pub struct ObservationItem {
     pub files_read: Vec<String>,
     pub files_modified: Vec<String>,
     pub created_at: DateTime<Utc>,
+    /// `live` or `stale` (context never reads the other states; migration 0014).
+    pub state: String,
 }
 
 /// The candidates, newest first.
@@ -72,7 +74,10 @@ pub async fn settings(pool: &PgPool, project_id: Uuid) -> sqlx::Result<Option<Pr
 }
 
 const OBSERVATION_COLUMNS: &str =
-    "id, kind, title, subtitle, facts, narrative, files_read, files_modified, created_at";
+    "id, kind, title, subtitle, facts, narrative, files_read, files_modified, created_at, state";
+
+/// The states context gives back: superseded, merged and archived memories are never injected.
+const INJECTED: &str = "state IN ('live', 'stale')";
 
 pub async fn candidates(pool: &PgPool, project_id: Uuid, query: Option<&str>) -> sqlx::Result<Candidates> {
     candidates_with(pool, None, project_id, query).await
@@ -93,7 +98,7 @@ pub async fn candidates_with(
     .bind(SUMMARIES)
     .fetch_all(pool);
     let recent = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE project_id = $1
+        "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE project_id = $1 AND {INJECTED}
          ORDER BY created_at DESC, id DESC LIMIT $2"
     )))
     .bind(project_id)
@@ -140,7 +145,7 @@ async fn matching_up_to(
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {OBSERVATION_COLUMNS} FROM (
              SELECT {OBSERVATION_COLUMNS}, search FROM observations
-             WHERE project_id = $1 AND search @@ to_tsquery('english', $2)
+             WHERE project_id = $1 AND search @@ to_tsquery('english', $2) AND {INJECTED}
              ORDER BY created_at DESC LIMIT $4) newest_matches
          ORDER BY ts_rank(search, to_tsquery('english', $2)) DESC, created_at DESC LIMIT $3"
     )))
@@ -221,7 +226,7 @@ pub async fn relevant(
 #[tracing::instrument(skip(pool, ids), fields(ids = ids.len()))]
 async fn by_ids(pool: &PgPool, project_id: Uuid, ids: &[Uuid]) -> sqlx::Result<Vec<ObservationItem>> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE project_id = $1 AND id = ANY($2)"
+        "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE project_id = $1 AND id = ANY($2) AND {INJECTED}"
     )))
     .bind(project_id)
     .bind(ids)

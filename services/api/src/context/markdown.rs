@@ -63,20 +63,31 @@ pub fn day(at: DateTime<Utc>) -> String {
 /// `- 14:05 bugfix Parser panicked on empty input (~120 tokens) `id``
 pub fn index_line(o: &ObservationItem) -> String {
     format!(
-        "- {} {} {} (~{} tokens) `{}`\n",
+        "- {} {} {}{} (~{} tokens) `{}`\n",
         o.created_at.format("%H:%M"),
         one_line(&o.kind, 64),
         one_line(&o.title, 120),
+        stale_marker(o),
         detail_tokens(o),
         o.id
     )
 }
 
 /// The full detail of one observation, cut to `max_chars` characters.
+/// ` (stale: its files changed since)` for a stale memory, else nothing.
+pub fn stale_marker(o: &ObservationItem) -> &'static str {
+    if o.state == "stale" {
+        " (stale: its files changed since)"
+    } else {
+        ""
+    }
+}
+
 pub fn detail(o: &ObservationItem, max_chars: usize) -> String {
     let mut out = format!(
-        "### {} ({}, {}, `{}`)\n",
+        "### {}{} ({}, {}, `{}`)\n",
         one_line(&o.title, 160),
+        stale_marker(o),
         one_line(&o.kind, 64),
         when(o.created_at),
         o.id

@@ -40,6 +40,7 @@ fn observation(i: usize) -> impl Strategy<Value = ObservationItem> {
                 // Newest first, a few per day.
                 created_at: Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap()
                     - Duration::hours(7 * i as i64),
+                state: if i % 5 == 4 { "stale" } else { "live" }.into(),
             },
         )
 }
@@ -124,6 +125,7 @@ fn poisoned(i: u128, text: &str) -> ObservationItem {
         files_read: vec![text.into()],
         files_modified: vec![format!("src/{text}.rs")],
         created_at: Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap() - Duration::hours(i as i64),
+        state: "live".into(),
     }
 }
 

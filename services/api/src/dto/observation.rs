@@ -61,6 +61,10 @@ impl From<ObservationRow> for ObservationDto {
                 "filesModified": r.files_modified, "provider": r.provider, "model": r.model,
                 "origin": r.origin, "promptNumber": r.prompt_number,
             });
+            // Stale, superseded, …: said where it applies (live is the default).
+            if !r.state.is_empty() && r.state != "live" {
+                map.insert("state".into(), r.state.clone().into());
+            }
             if let serde_json::Value::Object(fields) = fields {
                 map.extend(fields);
             }

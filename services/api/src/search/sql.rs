@@ -191,7 +191,11 @@ fn common_conditions(alias: &str, shape: Shape, project: Project) -> String {
 }
 
 fn observation_conditions(shape: Shape, project: Project) -> String {
-    let mut c = vec![common_conditions("o", shape, project)];
+    // Merged and archived memories are found by id, not by search (migration 0014).
+    let mut c = vec![
+        common_conditions("o", shape, project),
+        "o.state NOT IN ('merged', 'archived')".into(),
+    ];
     if shape.kinds {
         c.push("o.kind = ANY($4::text[])".into());
     }

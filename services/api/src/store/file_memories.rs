@@ -31,7 +31,7 @@ pub async fn about(
 ) -> sqlx::Result<Vec<ObservationItem>> {
     let cited = serde_json::json!([{ "path": relative }]);
     sqlx::query_as(
-        "SELECT id, kind, title, subtitle, facts, narrative, files_read, files_modified, created_at
+        "SELECT id, kind, title, subtitle, facts, narrative, files_read, files_modified, created_at, state
          FROM observations o
          WHERE o.project_id = $1 AND o.state = 'live' AND o.kind <> 'plan'
            AND ((o.files_read || o.files_modified) && $2::text[] OR o.file_refs @> $3::jsonb)

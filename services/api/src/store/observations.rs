@@ -28,12 +28,17 @@ pub struct ObservationRow {
     pub prompt_number: Option<i32>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// `live`, `stale`, `superseded`, `merged` or `archived` (migration 0014);
+    /// empty where a query does not read it.
+    #[sqlx(default)]
+    pub state: String,
 }
 
 macro_rules! columns {
     () => {
         "id, team_id, project_id, session_id, origin, kind, title, subtitle, facts, narrative, concepts,
-         files_read, files_modified, content, metadata, provider, model, prompt_number, created_at, updated_at"
+         files_read, files_modified, content, metadata, provider, model, prompt_number, created_at, updated_at,
+         state"
     };
 }
 
@@ -180,7 +185,7 @@ pub async fn by_ids(
     sqlx::query_as(
         "SELECT o.id, o.team_id, o.project_id, o.session_id, o.origin, o.kind, o.title, o.subtitle, o.facts,
                 o.narrative, o.concepts, o.files_read, o.files_modified, o.content, o.metadata, o.provider,
-                o.model, o.prompt_number, o.created_at, o.updated_at
+                o.model, o.prompt_number, o.created_at, o.updated_at, o.state
          FROM unnest($2::uuid[]) WITH ORDINALITY AS asked(id, position)
          JOIN observations o ON o.id = asked.id AND o.project_id = $1
          ORDER BY asked.position",

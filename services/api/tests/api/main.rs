@@ -28,5 +28,6 @@ mod privileges;
 mod project_rules;
 mod redis_down;
 mod search;
+mod states;
 mod telemetry;
 mod transfer;
