@@ -55,7 +55,11 @@ pub fn render(matches: &[gather::ObservationItem], budget_tokens: usize) -> Opti
 }
 
 /// [`render`] under another heading.
-pub fn render_titled(title: &str, matches: &[gather::ObservationItem], budget_tokens: usize) -> Option<String> {
+pub fn render_titled(
+    title: &str,
+    matches: &[gather::ObservationItem],
+    budget_tokens: usize,
+) -> Option<String> {
     if matches.is_empty() {
         return None;
     }

@@ -3,8 +3,8 @@
 
 pub mod events;
 pub mod file_memories;
-pub mod memory_digest;
 pub mod jobs;
+pub mod memory_digest;
 pub mod observations;
 pub mod plans;
 pub mod queue;
