@@ -44,13 +44,40 @@ WITH moved AS (
     , observations_written AS (
         INSERT INTO observations (id, team_id, project_id, session_id, job_id, generation_key, origin, kind,
             title, subtitle, facts, narrative, concepts, files_read, files_modified, metadata, provider, model,
-            prompt_number)
+            prompt_number, commit_sha)
         SELECT o.id, m.team_id, m.project_id, m.session_id, m.id, o.generation_key, 'generated', o.kind,
             o.title, o.subtitle, o.facts, o.narrative, o.concepts, o.files_read, o.files_modified, o.metadata,
-            o.provider, o.model, m.prompt_number
+            o.provider, o.model, m.prompt_number,
+            (SELECT s.head_commit FROM sessions s WHERE s.id = m.session_id AND s.project_id = m.project_id)
         FROM moved m, jsonb_to_recordset(jsonb_build_array(jsonb_build_object('id', gen_random_uuid(), 'generation_key', 'pgbench:' || gen_random_uuid(), 'kind', 'change', 'title', 'Edited src/lib.rs', 'subtitle', 'replaced 2 lines', 'facts', '["src/lib.rs: fn parse now returns Result"]'::jsonb, 'narrative', 'Edited src/lib.rs: parse returns a Result instead of panicking.', 'concepts', '["what-changed"]'::jsonb, 'files_read', '[]'::jsonb, 'files_modified', '["src/lib.rs"]'::jsonb, 'metadata', '{"heuristic": true}'::jsonb, 'provider', 'heuristic', 'model', 'heuristic-v1'))) AS o(id uuid, generation_key text, kind text, title text,
             subtitle text, facts text[], narrative text, concepts text[], files_read text[],
             files_modified text[], metadata jsonb, provider text, model text)
+        RETURNING id, project_id, session_id, kind, files_modified
+    ), changed_files AS (
+        SELECT w.id, w.project_id, w.kind, w.files_modified || ARRAY(
+                SELECT p FROM (
+                    SELECT CASE WHEN f LIKE s.cwd || '/%' THEN substr(f, length(s.cwd) + 2)
+                                WHEN f NOT LIKE '/%' THEN s.cwd || '/' || f END AS p
+                    FROM unnest(w.files_modified) f, sessions s
+                    WHERE s.id = w.session_id AND s.project_id = w.project_id AND coalesce(s.cwd, '') <> '') x
+                WHERE p IS NOT NULL) AS paths
+        FROM observations_written w WHERE cardinality(w.files_modified) > 0
+    ), code_changed AS (
+        UPDATE observations o SET
+            state = CASE WHEN o.kind = c.kind AND o.files_modified && c.paths THEN 'superseded' ELSE 'stale' END,
+            replaced_by = CASE WHEN o.kind = c.kind AND o.files_modified && c.paths THEN c.id END,
+            state_changed_at = now(), updated_at = now()
+        FROM changed_files c
+        WHERE o.project_id = c.project_id AND o.state = 'live' AND o.kind <> 'plan'
+          AND (o.files_read || o.files_modified) && c.paths
+        RETURNING o.id, o.team_id, o.project_id, o.state, o.replaced_by
+    ), code_changes_logged AS (
+        INSERT INTO memory_changes (id, team_id, project_id, observation_id, action, from_state, to_state,
+            related_id, reason, actor)
+        SELECT gen_random_uuid(), c.team_id, c.project_id, c.id,
+            CASE c.state WHEN 'superseded' THEN 'supersede' ELSE 'stale' END, 'live', c.state, c.replaced_by,
+            'a later turn changed its files', 'generator'
+        FROM code_changed c
     ), summaries_written AS (
         INSERT INTO summaries (id, team_id, project_id, session_id, job_id, generation_key, scope, prompt_number,
             request, investigated, learned, completed, next_steps, notes, provider, model)

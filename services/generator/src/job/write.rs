@@ -21,20 +21,53 @@ use crate::{
 
 /// The rows of a completed job, after the state machine's `moved` CTE:
 /// `$10` observations, `$11` summaries, `$12` and `$13` their vectors, as
-/// jsonb arrays (empty when there are none). `sessions.last_generated_at`
-/// is marked at most once a second and never waited for (`SKIP LOCKED`:
+/// jsonb arrays (empty when there are none). Each observation records the
+/// session's HEAD (`commit_sha`). Memory tied to code: the project's older
+/// live observations about a file this job's observations modified (its
+/// path as given, or relative to / under the session's directory) are
+/// re-marked in the same statement — `superseded` (by the new observation)
+/// when they are of the same kind and modified that file too, else `stale`
+/// — each with a `memory_changes` row; nothing is deleted.
+/// `sessions.last_generated_at` is marked at most once a second and never waited for (`SKIP LOCKED`:
 /// the session's row is the API's to lock while it ingests).
 const COMPLETION_WRITES: &str = "
     , observations_written AS (
         INSERT INTO observations (id, team_id, project_id, session_id, job_id, generation_key, origin, kind,
             title, subtitle, facts, narrative, concepts, files_read, files_modified, metadata, provider, model,
-            prompt_number)
+            prompt_number, commit_sha)
         SELECT o.id, m.team_id, m.project_id, m.session_id, m.id, o.generation_key, 'generated', o.kind,
             o.title, o.subtitle, o.facts, o.narrative, o.concepts, o.files_read, o.files_modified, o.metadata,
-            o.provider, o.model, m.prompt_number
+            o.provider, o.model, m.prompt_number,
+            (SELECT s.head_commit FROM sessions s WHERE s.id = m.session_id AND s.project_id = m.project_id)
         FROM moved m, jsonb_to_recordset($10) AS o(id uuid, generation_key text, kind text, title text,
             subtitle text, facts text[], narrative text, concepts text[], files_read text[],
             files_modified text[], metadata jsonb, provider text, model text)
+        RETURNING id, project_id, session_id, kind, files_modified
+    ), changed_files AS (
+        SELECT w.id, w.project_id, w.kind, w.files_modified || ARRAY(
+                SELECT p FROM (
+                    SELECT CASE WHEN f LIKE s.cwd || '/%' THEN substr(f, length(s.cwd) + 2)
+                                WHEN f NOT LIKE '/%' THEN s.cwd || '/' || f END AS p
+                    FROM unnest(w.files_modified) f, sessions s
+                    WHERE s.id = w.session_id AND s.project_id = w.project_id AND coalesce(s.cwd, '') <> '') x
+                WHERE p IS NOT NULL) AS paths
+        FROM observations_written w WHERE cardinality(w.files_modified) > 0
+    ), code_changed AS (
+        UPDATE observations o SET
+            state = CASE WHEN o.kind = c.kind AND o.files_modified && c.paths THEN 'superseded' ELSE 'stale' END,
+            replaced_by = CASE WHEN o.kind = c.kind AND o.files_modified && c.paths THEN c.id END,
+            state_changed_at = now(), updated_at = now()
+        FROM changed_files c
+        WHERE o.project_id = c.project_id AND o.state = 'live' AND o.kind <> 'plan'
+          AND (o.files_read || o.files_modified) && c.paths
+        RETURNING o.id, o.team_id, o.project_id, o.state, o.replaced_by
+    ), code_changes_logged AS (
+        INSERT INTO memory_changes (id, team_id, project_id, observation_id, action, from_state, to_state,
+            related_id, reason, actor)
+        SELECT gen_random_uuid(), c.team_id, c.project_id, c.id,
+            CASE c.state WHEN 'superseded' THEN 'supersede' ELSE 'stale' END, 'live', c.state, c.replaced_by,
+            'a later turn changed its files', 'generator'
+        FROM code_changed c
     ), summaries_written AS (
         INSERT INTO summaries (id, team_id, project_id, session_id, job_id, generation_key, scope, prompt_number,
             request, investigated, learned, completed, next_steps, notes, provider, model)

@@ -3,6 +3,7 @@
 //! turn them into observations and summaries.
 
 mod budgets;
+mod code_ties;
 mod economy;
 mod embeddings;
 mod end_to_end;

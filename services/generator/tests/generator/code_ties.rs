@@ -1,0 +1,174 @@
+//! Memory tied to code: when a turn changes a file, the project's older
+//! memories about it are re-marked in the completion statement — the one
+//! that described the same kind of change to it is superseded by the new
+//! observation, the others about it become stale — with a `memory_changes`
+//! row each; memories of untouched files (and of other projects) stay live.
+//! Observations record the session's HEAD.
+
+use cairn_testkit::{TestApp, cc, spawn_app};
+use serde_json::json;
+use uuid::Uuid;
+
+use super::support::{MINUTE, start, wait_count};
+
+/// An older observation of `project` about `read` / `modified` files.
+async fn remember(
+    app: &TestApp,
+    project_id: Uuid,
+    kind: &str,
+    title: &str,
+    read: &[&str],
+    modified: &[&str],
+) -> Uuid {
+    let id = Uuid::now_v7();
+    let list = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    sqlx::query(
+        "INSERT INTO observations (id, team_id, project_id, generation_key, kind, title, files_read, files_modified,
+             created_at)
+         SELECT $1, team_id, id, 'test:' || $1, $2, $3, $4, $5, now() - interval '1 day' FROM projects WHERE id = $6",
+    )
+    .bind(id)
+    .bind(kind)
+    .bind(title)
+    .bind(list(read))
+    .bind(list(modified))
+    .bind(project_id)
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    id
+}
+
+async fn state(app: &TestApp, id: Uuid) -> (String, Option<Uuid>) {
+    sqlx::query_as("SELECT state, replaced_by FROM observations WHERE id = $1")
+        .bind(id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_rewritten_file_makes_its_old_memories_stale_or_superseded_and_no_others() {
+    let app = spawn_app().await;
+    let (status, other) = app
+        .post(
+            "/v1/admin/projects",
+            Some(&app.admin_token),
+            &json!({ "slug": "other" }),
+        )
+        .await;
+    assert_eq!(status, 201, "{other}");
+    let other_project: Uuid = other["project"]["id"].as_str().unwrap().parse().unwrap();
+
+    let changed = remember(
+        &app,
+        app.project_id,
+        "change",
+        "parser takes a slice",
+        &[],
+        &["src/parser.rs"],
+    )
+    .await;
+    let read = remember(
+        &app,
+        app.project_id,
+        "discovery",
+        "parser is recursive descent",
+        &["src/parser.rs"],
+        &[],
+    )
+    .await;
+    let untouched = remember(
+        &app,
+        app.project_id,
+        "change",
+        "lexer keeps spans",
+        &[],
+        &["src/lexer.rs"],
+    )
+    .await;
+    let foreign = remember(
+        &app,
+        other_project,
+        "change",
+        "their parser",
+        &[],
+        &["src/parser.rs"],
+    )
+    .await;
+
+    // The session is on a known commit when the turn is generated.
+    for body in [
+        cc(
+            "s-code",
+            "UserPromptSubmit",
+            json!({ "prompt": "rewrite the parser" }),
+        ),
+        cc(
+            "s-code",
+            "PostToolUse",
+            json!({ "tool_name": "Edit", "tool_use_id": Uuid::new_v4().to_string(),
+                    "tool_input": { "file_path": "/home/dev/app/src/parser.rs",
+                                    "old_string": "fn parse(input: &[u8])", "new_string": "fn parse(input: &str)" },
+                    "tool_response": { "ok": true } }),
+        ),
+    ] {
+        let (status, res) = app.hook(body).await;
+        assert_eq!(status, 200, "{res}");
+    }
+    sqlx::query("UPDATE sessions SET head_commit = 'a1b2c3d4e5f6' WHERE external_session_id = 's-code'")
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    let (status, res) = app
+        .hook(cc(
+            "s-code",
+            "Stop",
+            json!({ "last_assistant_message": "Rewrote the parser to take &str." }),
+        ))
+        .await;
+    assert_eq!(status, 200, "{res}");
+
+    let generator = start(&app, &[]);
+    wait_count(
+        &app.pool,
+        "SELECT count(*) FROM generation_jobs WHERE status = 'completed' AND job_type = 'observations'",
+        1,
+        MINUTE,
+    )
+    .await;
+    generator.stop().await;
+
+    let (new_id, commit, modified): (Uuid, Option<String>, Vec<String>) = sqlx::query_as(
+        "SELECT id, commit_sha, files_modified FROM observations WHERE job_id IS NOT NULL ORDER BY created_at LIMIT 1",
+    )
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        commit.as_deref(),
+        Some("a1b2c3d4e5f6"),
+        "drawn from the session's HEAD"
+    );
+    assert!(
+        modified.iter().any(|f| f.ends_with("src/parser.rs")),
+        "{modified:?}"
+    );
+
+    assert_eq!(state(&app, changed).await, ("superseded".into(), Some(new_id)));
+    assert_eq!(state(&app, read).await, ("stale".into(), None));
+    assert_eq!(state(&app, untouched).await, ("live".into(), None));
+    assert_eq!(state(&app, foreign).await, ("live".into(), None));
+    let logged: Vec<(Uuid, String, String)> =
+        sqlx::query_as("SELECT observation_id, action, to_state FROM memory_changes ORDER BY action")
+            .fetch_all(&app.pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        logged,
+        vec![
+            (read, "stale".into(), "stale".into()),
+            (changed, "supersede".into(), "superseded".into())
+        ],
+    );
+}
