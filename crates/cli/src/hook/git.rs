@@ -14,6 +14,10 @@ pub struct Repo {
     pub worktree: PathBuf,
     /// The repository's shared git directory (`info/exclude` lives there).
     pub common_dir: PathBuf,
+    /// The checkout's `HEAD` commit, when it can be read from the files.
+    pub head: Option<String>,
+    /// The checked-out branch (none when `HEAD` is detached).
+    pub branch: Option<String>,
 }
 
 /// Walks up from `start` to the first `.git` (directory, or a file pointing
@@ -32,6 +36,7 @@ pub fn discover(start: &Path) -> Option<Repo> {
             dir.join(target)
         };
         let common = common_dir(&git_dir);
+        let (head, branch) = head(&git_dir, &common);
         let root = if common.file_name().is_some_and(|n| n == ".git") {
             common
                 .parent()
@@ -49,9 +54,43 @@ pub fn discover(start: &Path) -> Option<Repo> {
             remote,
             worktree: dir.to_path_buf(),
             common_dir: common,
+            head,
+            branch,
         });
     }
     None
+}
+
+/// `HEAD` of the worktree whose git directory is `git_dir`: a commit id
+/// (detached), or `ref: refs/heads/<branch>` resolved through the loose ref
+/// file or `packed-refs` of the shared directory.
+pub fn head(git_dir: &Path, common: &Path) -> (Option<String>, Option<String>) {
+    let Ok(text) = std::fs::read_to_string(git_dir.join("HEAD")) else {
+        return (None, None);
+    };
+    let text = text.trim();
+    let Some(reference) = text.strip_prefix("ref:").map(str::trim) else {
+        return (commit_id(text), None);
+    };
+    let branch = reference.strip_prefix("refs/heads/").map(str::to_string);
+    let loose = std::fs::read_to_string(common.join(reference))
+        .or_else(|_| std::fs::read_to_string(git_dir.join(reference)))
+        .ok()
+        .and_then(|t| commit_id(t.trim()));
+    let packed = || {
+        let packed = std::fs::read_to_string(common.join("packed-refs")).ok()?;
+        packed.lines().find_map(|line| {
+            let (id, name) = line.split_once(' ')?;
+            (name.trim() == reference).then(|| commit_id(id)).flatten()
+        })
+    };
+    (loose.or_else(packed), branch)
+}
+
+/// `text` when it is a commit id (40 or 64 hex digits), lowercased.
+fn commit_id(text: &str) -> Option<String> {
+    ((text.len() == 40 || text.len() == 64) && text.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| text.to_ascii_lowercase())
 }
 
 /// A linked worktree's gitdir names the shared one in `commondir` (often relative).
@@ -138,6 +177,58 @@ mod tests {
             assert_eq!(repo.common_dir, main.join(".git"));
         }
         assert_eq!((in_main.worktree, in_worktree.worktree), (main.clone(), wt));
+    }
+
+    #[test]
+    fn head_is_read_from_loose_refs_packed_refs_a_detached_head_and_a_worktree() {
+        const A: &str = "0123456789abcdef0123456789abcdef01234567";
+        const B: &str = "89abcdef0123456789abcdef0123456789abcdef";
+        let tmp = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(tmp.path()).unwrap();
+        let git = base.join("app/.git");
+        fs::create_dir_all(git.join("refs/heads/feat")).unwrap();
+        fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        fs::write(git.join("refs/heads/main"), format!("{A}\n")).unwrap();
+        let repo = discover(&base.join("app")).unwrap();
+        assert_eq!(
+            (repo.head.as_deref(), repo.branch.as_deref()),
+            (Some(A), Some("main"))
+        );
+
+        // Packed: no loose file for the branch.
+        fs::write(git.join("HEAD"), "ref: refs/heads/feat/x\n").unwrap();
+        fs::write(
+            git.join("packed-refs"),
+            format!("# pack-refs with: peeled\n{B} refs/heads/feat/x\n"),
+        )
+        .unwrap();
+        assert_eq!(head(&git, &git), (Some(B.into()), Some("feat/x".into())));
+
+        // Detached, and upper case is normalised.
+        fs::write(git.join("HEAD"), A.to_uppercase()).unwrap();
+        assert_eq!(head(&git, &git), (Some(A.into()), None));
+
+        // A branch with no commit yet; garbage in HEAD.
+        fs::write(git.join("HEAD"), "ref: refs/heads/empty\n").unwrap();
+        assert_eq!(head(&git, &git), (None, Some("empty".into())));
+        fs::write(git.join("HEAD"), "not a ref").unwrap();
+        assert_eq!(head(&git, &git), (None, None));
+
+        // A linked worktree has its own HEAD and shares the refs.
+        fs::create_dir_all(git.join("worktrees/w")).unwrap();
+        fs::write(git.join("worktrees/w/commondir"), "../..").unwrap();
+        fs::write(git.join("worktrees/w/HEAD"), "ref: refs/heads/main\n").unwrap();
+        fs::create_dir_all(base.join("w")).unwrap();
+        fs::write(
+            base.join("w/.git"),
+            format!("gitdir: {}", git.join("worktrees/w").display()),
+        )
+        .unwrap();
+        let wt = discover(&base.join("w")).unwrap();
+        assert_eq!(
+            (wt.head.as_deref(), wt.branch.as_deref()),
+            (Some(A), Some("main"))
+        );
     }
 
     #[test]

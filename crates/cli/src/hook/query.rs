@@ -34,6 +34,12 @@ pub fn build(project: Option<&str>, repo: Option<&Repo>, cwd: &Path) -> String {
     }
     if let Some(repo) = repo {
         pairs.push(("repoRoot", repo.root.to_string_lossy().into_owned()));
+        if let Some(head) = &repo.head {
+            pairs.push(("head", head.clone()));
+        }
+        if let Some(branch) = &repo.branch {
+            pairs.push(("branch", branch.clone()));
+        }
     }
     if !cwd.as_os_str().is_empty() {
         pairs.push(("cwd", cwd.to_string_lossy().into_owned()));
@@ -71,11 +77,14 @@ mod tests {
             remote: Some("git@github.com:acme/app.git".into()),
             worktree: PathBuf::from("/home/a b/app"),
             common_dir: PathBuf::from("/home/a b/app/.git"),
+            head: Some("0123456789abcdef0123456789abcdef01234567".into()),
+            branch: Some("feat/x".into()),
         };
         let q = build(Some("web"), Some(&repo), Path::new("/home/a b/app/src"));
         assert_eq!(
             q,
-            "project=web&gitRemote=git%40github.com%3Aacme%2Fapp.git&repoRoot=%2Fhome%2Fa%20b%2Fapp&cwd=%2Fhome%2Fa%20b%2Fapp%2Fsrc"
+            "project=web&gitRemote=git%40github.com%3Aacme%2Fapp.git&repoRoot=%2Fhome%2Fa%20b%2Fapp\
+             &head=0123456789abcdef0123456789abcdef01234567&branch=feat%2Fx&cwd=%2Fhome%2Fa%20b%2Fapp%2Fsrc"
         );
         assert_eq!(build(None, None, Path::new("/x")), "cwd=%2Fx");
         assert_eq!(encode("é&="), "%C3%A9%26%3D");

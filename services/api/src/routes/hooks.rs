@@ -8,15 +8,16 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use crate::{
-    auth::Auth,
+    auth::{Auth, ProjectRef},
     context::{self, ContextRequest, Mode},
     error::{ApiError, ApiResult},
     extract::{Json, Path, Query, RawBody},
     ingest::{
-        self, IncomingEvent, SessionTarget,
+        self, EventKind, IncomingEvent, SessionTarget,
         agents::{HookAgent, HookRequest, Moment, ParsedHook},
     },
     state::AppState,
+    store::code::{self, Checkout},
 };
 
 #[derive(Deserialize, IntoParams)]
@@ -31,6 +32,10 @@ pub struct HookQuery {
     pub repo_root: Option<String>,
     /// The agent's working directory (default: the hook body's own).
     pub cwd: Option<String>,
+    /// The checkout's HEAD commit (hex), kept on the session at its start and each prompt.
+    pub head: Option<String>,
+    /// The checked-out branch.
+    pub branch: Option<String>,
 }
 
 impl HookQuery {
@@ -41,6 +46,40 @@ impl HookQuery {
             cwd: self.cwd.clone().or_else(|| body_cwd.map(str::to_string)),
         }
     }
+
+    /// The repository checkout the query names; a malformed commit id is dropped.
+    pub fn checkout(&self) -> Option<Checkout> {
+        let head = self
+            .head
+            .clone()
+            .filter(|h| (7..=64).contains(&h.len()) && h.bytes().all(|b| b.is_ascii_hexdigit()))
+            .map(|h| h.to_ascii_lowercase());
+        let checkout = Checkout {
+            remote: self.git_remote.clone(),
+            root: self.repo_root.clone(),
+            head,
+            branch: self.branch.clone().filter(|b| !b.is_empty() && b.len() <= 256),
+        };
+        (checkout != Checkout::default()).then_some(checkout)
+    }
+}
+
+/// Stores the event; at a session's start and at each prompt, also the
+/// checkout the agent works on (an error there is logged, never fails the hook).
+async fn store(
+    state: &AppState,
+    project: ProjectRef,
+    event: IncomingEvent,
+    checkout: Option<&Checkout>,
+) -> ApiResult<()> {
+    let at_boundary = matches!(event.kind, EventKind::SessionStart | EventKind::UserPrompt);
+    let outcome = ingest::ingest_one(state, project, event).await?;
+    if let (true, Some(checkout), Some(session)) = (at_boundary, checkout, outcome.session.as_ref())
+        && let Err(e) = code::record(&state.pool, project.id, session.id, checkout).await
+    {
+        tracing::warn!(error = %e, "could not record the session's checkout");
+    }
+    Ok(())
 }
 
 /// Receive one agent hook event.
@@ -106,10 +145,11 @@ pub async fn post_hook(
     let (project, _) = auth
         .project_at(&state, query.project.as_deref(), &query.locator(body_cwd(&event)))
         .await?;
+    let checkout = query.checkout();
     let context = match agent.takes_context(moment) {
         Some(Moment::SessionStart) => {
             let mode = Mode::for_source(source.as_deref());
-            ingest::ingest_one(&state, project, event).await?;
+            store(&state, project, event, checkout.as_ref()).await?;
             let request = ContextRequest {
                 project_id: project.id,
                 query: None,
@@ -131,7 +171,7 @@ pub async fn post_hook(
                 &prompt,
                 state.config.prompt_context_deadline,
             );
-            let (stored, related) = tokio::join!(ingest::ingest_one(&state, project, event), related);
+            let (stored, related) = tokio::join!(store(&state, project, event, checkout.as_ref()), related);
             stored?;
             related
         }
@@ -149,18 +189,19 @@ pub async fn post_hook(
                         cwd.as_deref(),
                         state.config.file_memories_deadline,
                     );
-                    let (stored, about) = tokio::join!(ingest::ingest_one(&state, project, event), about);
+                    let (stored, about) =
+                        tokio::join!(store(&state, project, event, checkout.as_ref()), about);
                     stored?;
                     about
                 }
                 None => {
-                    ingest::ingest_one(&state, project, event).await?;
+                    store(&state, project, event, checkout.as_ref()).await?;
                     None
                 }
             }
         }
         _ => {
-            ingest::ingest_one(&state, project, event).await?;
+            store(&state, project, event, checkout.as_ref()).await?;
             None
         }
     };

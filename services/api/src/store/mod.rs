@@ -1,6 +1,7 @@
 //! Database reads and writes of the API, one file per table. Every query is
 //! scoped by team (and project where the caller is project-scoped).
 
+pub mod code;
 pub mod events;
 pub mod file_memories;
 pub mod jobs;

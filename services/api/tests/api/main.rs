@@ -5,6 +5,7 @@ mod admin;
 mod agents;
 mod bounded_waits;
 mod budgets;
+mod checkout;
 mod claude_code;
 mod claude_mem;
 mod context;

@@ -1,0 +1,50 @@
+//! The checkout a session works on: its repository, HEAD commit and branch
+//! (sent by the hook client), and the commits a project was seen at.
+
+use sqlx::PgPool;
+use uuid::Uuid;
+
+/// What the hook client read from the repository's files.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Checkout {
+    pub remote: Option<String>,
+    pub root: Option<String>,
+    /// A full or abbreviated commit id, lowercase hex.
+    pub head: Option<String>,
+    pub branch: Option<String>,
+}
+
+/// Keeps the session's checkout current and the commit known to the
+/// project. Writes nothing when nothing changed.
+#[tracing::instrument(skip(pool, checkout))]
+pub async fn record(
+    pool: &PgPool,
+    project_id: Uuid,
+    session_id: Uuid,
+    checkout: &Checkout,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "WITH moved AS (
+             UPDATE sessions SET repo_remote = coalesce($3, repo_remote), repo_root = coalesce($4, repo_root),
+                 head_commit = coalesce($5, head_commit), branch = coalesce($6, branch)
+             WHERE id = $2 AND project_id = $1
+               AND (head_commit IS DISTINCT FROM coalesce($5, head_commit)
+                    OR branch IS DISTINCT FROM coalesce($6, branch)
+                    OR repo_root IS DISTINCT FROM coalesce($4, repo_root)
+                    OR repo_remote IS DISTINCT FROM coalesce($3, repo_remote))
+             RETURNING id
+         )
+         INSERT INTO project_commits (project_id, commit_sha, branch)
+         SELECT $1, $5, $6 WHERE $5 IS NOT NULL AND EXISTS (SELECT 1 FROM moved)
+         ON CONFLICT (project_id, commit_sha) DO NOTHING",
+    )
+    .bind(project_id)
+    .bind(session_id)
+    .bind(&checkout.remote)
+    .bind(&checkout.root)
+    .bind(&checkout.head)
+    .bind(&checkout.branch)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
