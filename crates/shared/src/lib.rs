@@ -7,6 +7,7 @@ pub mod budget;
 pub mod config;
 pub mod db;
 pub mod jobs;
+pub mod paths;
 pub use cairn_privacy as privacy;
 pub mod redis_conn;
 pub mod tenancy;

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use cairn_shared::paths::relative;
 use serde_json::Value;
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -31,17 +32,6 @@ pub fn target<'a>(tool_name: Option<&str>, payload: &'a Value) -> Option<&'a str
         .iter()
         .find_map(|k| input.get(*k).and_then(Value::as_str))
         .filter(|p| !p.is_empty())
-}
-
-/// `path` relative to `cwd` when it lies under it (as the generator stores
-/// paths), else as given.
-pub fn relative<'a>(path: &'a str, cwd: Option<&str>) -> &'a str {
-    cwd.map(|c| c.trim_end_matches('/'))
-        .filter(|c| !c.is_empty())
-        .and_then(|c| path.strip_prefix(c))
-        .and_then(|rest| rest.strip_prefix('/'))
-        .filter(|rest| !rest.is_empty())
-        .unwrap_or(path)
 }
 
 /// The memories about `path`, rendered, or `None` (none, opted out, failed, late).
@@ -107,14 +97,5 @@ mod tests {
         let notebook = json!({ "tool_input": { "notebook_path": "/w/n.ipynb" } });
         assert_eq!(target(Some("NotebookEdit"), &notebook), Some("/w/n.ipynb"));
         assert_eq!(target(Some("Write"), &json!({ "tool_input": {} })), None);
-    }
-
-    #[test]
-    fn paths_are_made_relative_to_the_session_directory() {
-        assert_eq!(relative("/w/app/src/a.rs", Some("/w/app")), "src/a.rs");
-        assert_eq!(relative("/w/app/src/a.rs", Some("/w/app/")), "src/a.rs");
-        assert_eq!(relative("/elsewhere/a.rs", Some("/w/app")), "/elsewhere/a.rs");
-        assert_eq!(relative("src/a.rs", None), "src/a.rs");
-        assert_eq!(relative("/w/app", Some("/w/app")), "/w/app");
     }
 }

@@ -154,14 +154,7 @@ fn todos(event: &EventRecord) -> String {
 }
 
 /// A path relative to the working directory when it lies under it.
-pub(crate) fn relative<'a>(path: &'a str, cwd: Option<&str>) -> &'a str {
-    cwd.map(|c| c.trim_end_matches('/'))
-        .filter(|c| !c.is_empty())
-        .and_then(|c| path.strip_prefix(c))
-        .and_then(|rest| rest.strip_prefix('/'))
-        .filter(|rest| !rest.is_empty())
-        .unwrap_or(path)
-}
+pub(crate) use cairn_shared::paths::relative;
 
 fn read(event: &EventRecord, pointers: &Pointers, cwd: Option<&str>) -> Option<String> {
     let path = payload::file_path(event)?;
