@@ -154,16 +154,21 @@ mod anthropic {
 
     /// The agent's own turn (it offers the Read tool) gets a `tool_use`
     /// until a tool result comes back, then the final text. Side requests
-    /// (titles, summaries: no tools) get the final text at once.
+    /// (titles, summaries: no tools) get the final text at once. The tool
+    /// result need not be the last message: a hook's `additionalContext`
+    /// (Cairn's file memories at PreToolUse) may follow it.
     fn reply(script: &Script, body: &Value) -> (Value, &'static str) {
         let offers_read = body["tools"]
             .as_array()
             .is_some_and(|tools| tools.iter().any(|t| t["name"] == "Read"));
-        let after_tool = body["messages"]
-            .as_array()
-            .and_then(|m| m.last())
-            .and_then(|m| m["content"].as_array())
-            .is_some_and(|blocks| blocks.iter().any(|b| b["type"] == "tool_result"));
+        let after_tool = body["messages"].as_array().is_some_and(|messages| {
+            messages
+                .iter()
+                .rev()
+                .take_while(|m| m["role"] != "assistant")
+                .filter_map(|m| m["content"].as_array())
+                .any(|blocks| blocks.iter().any(|b| b["type"] == "tool_result"))
+        });
         if offers_read && !after_tool {
             (
                 json!([{ "type": "tool_use", "id": format!("toolu_{}", next_id()),
