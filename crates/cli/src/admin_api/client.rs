@@ -124,9 +124,12 @@ impl Api {
 }
 
 fn unreachable_api(path: &str, e: ureq::Error) -> anyhow::Error {
-    use std::io::ErrorKind::{BrokenPipe, ConnectionReset};
+    use std::io::ErrorKind::{BrokenPipe, ConnectionReset, UnexpectedEof};
     match e {
-        ureq::Error::Io(io) if matches!(io.kind(), BrokenPipe | ConnectionReset) => {
+        // A server that refuses a body it finds too large may close the
+        // connection before answering: the client sees a reset, a broken
+        // pipe, or ureq's "Peer disconnected" (`UnexpectedEof`).
+        ureq::Error::Io(io) if matches!(io.kind(), BrokenPipe | ConnectionReset | UnexpectedEof) => {
             CutOff(format!("{path}: {io}")).into()
         }
         e => anyhow::anyhow!("cannot reach the Cairn API ({path}): {e}"),
