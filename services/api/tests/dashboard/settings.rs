@@ -8,10 +8,24 @@ use serde_json::json;
 
 use crate::support::{browser, screenshot, sign_in_browser, wait_for, wait_text};
 
+/// Types into a field. A page renders again when its data arrives, which
+/// can replace the field between finding it and typing: then it is found
+/// again (a few times at most).
 async fn fill(c: &Client, css: &str, text: &str) {
-    let el = wait_for(c, css).await;
-    el.clear().await.unwrap();
-    el.send_keys(text).await.unwrap();
+    for attempt in 1.. {
+        let el = wait_for(c, css).await;
+        let typed = async {
+            el.clear().await?;
+            el.send_keys(text).await
+        };
+        match typed.await {
+            Ok(()) => return,
+            Err(e) if attempt < 5 && format!("{e:?}").contains("StaleElementReference") => {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("typing into `{css}`: {e}"),
+        }
+    }
 }
 
 async fn submit(c: &Client, form: &str) {
