@@ -7,7 +7,7 @@ use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::support::{browser, js, publish_live, screenshot, sign_in_browser, wait_for, wait_text};
+use crate::support::{browser, fill, js, publish_live, screenshot, sign_in_browser, wait_for, wait_text};
 
 async fn click(c: &Client, css: &str, text: &str) {
     wait_text(c, css, text).await.click().await.unwrap();
@@ -74,8 +74,7 @@ async fn an_admin_signs_in_mints_and_revokes_a_token_and_signs_out() {
     assert!(!stored.to_string().contains("cairn_session"), "{stored}");
 
     nav(c, "tokens").await;
-    let name = wait_for(c, "#mint-name").await;
-    name.send_keys("ci-bot").await.unwrap();
+    fill(c, "#mint-name", "ci-bot").await;
     c.find(Locator::Css("#mint-token button[type=submit]"))
         .await
         .unwrap()
@@ -143,7 +142,7 @@ async fn an_admin_finds_edits_and_deletes_an_observation() {
     let c = &b.client;
     sign_in_browser(c, &app.base, &app.admin_token).await;
     nav(c, "observations").await;
-    wait_for(c, "#query").await.send_keys("capacitor").await.unwrap();
+    fill(c, "#query", "capacitor").await;
     c.find(Locator::Css("#search button[type=submit]"))
         .await
         .unwrap()
@@ -160,15 +159,13 @@ async fn an_admin_finds_edits_and_deletes_an_observation() {
     wait_text(c, "#observation-content", "1.21 gigawatts").await;
 
     // A manual memory's text follows its narrative.
-    let narrative = wait_for(c, "#edit-narrative").await;
-    narrative.clear().await.unwrap();
-    narrative
-        .send_keys("The flux capacitor needs 2.42 gigawatts after the upgrade")
-        .await
-        .unwrap();
-    let title = c.find(Locator::Css("#edit-title")).await.unwrap();
-    title.clear().await.unwrap();
-    title.send_keys("Flux capacitor power").await.unwrap();
+    fill(
+        c,
+        "#edit-narrative",
+        "The flux capacitor needs 2.42 gigawatts after the upgrade",
+    )
+    .await;
+    fill(c, "#edit-title", "Flux capacitor power").await;
     c.find(Locator::Css("#edit-observation button[type=submit]"))
         .await
         .unwrap()

@@ -6,27 +6,7 @@ use cairn_testkit::spawn_app;
 use fantoccini::{Client, Locator};
 use serde_json::json;
 
-use crate::support::{browser, screenshot, sign_in_browser, wait_for, wait_text};
-
-/// Types into a field. A page renders again when its data arrives, which
-/// can replace the field between finding it and typing: then it is found
-/// again (a few times at most).
-async fn fill(c: &Client, css: &str, text: &str) {
-    for attempt in 1.. {
-        let el = wait_for(c, css).await;
-        let typed = async {
-            el.clear().await?;
-            el.send_keys(text).await
-        };
-        match typed.await {
-            Ok(()) => return,
-            Err(e) if attempt < 5 && format!("{e:?}").contains("StaleElementReference") => {
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            }
-            Err(e) => panic!("typing into `{css}`: {e}"),
-        }
-    }
-}
+use crate::support::{browser, fill, screenshot, sign_in_browser, wait_text};
 
 async fn submit(c: &Client, form: &str) {
     c.find(Locator::Css(&format!("{form} button[type=submit]")))

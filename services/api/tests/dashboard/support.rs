@@ -156,6 +156,26 @@ pub async fn wait_for(c: &Client, css: &str) -> Element {
         .unwrap_or_else(|e| panic!("no `{css}` within 10 s: {e}"))
 }
 
+/// Types into a field. A page renders again when its data arrives, which
+/// can replace the field between finding it and typing: then it is found
+/// again (a few times at most).
+pub async fn fill(c: &Client, css: &str, text: &str) {
+    for attempt in 1.. {
+        let el = wait_for(c, css).await;
+        let typed = async {
+            el.clear().await?;
+            el.send_keys(text).await
+        };
+        match typed.await {
+            Ok(()) => return,
+            Err(e) if attempt < 5 && format!("{e:?}").contains("StaleElementReference") => {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("typing into `{css}`: {e}"),
+        }
+    }
+}
+
 /// Runs a script and returns its value.
 pub async fn js(c: &Client, script: &str) -> Value {
     c.execute(script, vec![]).await.unwrap()
