@@ -116,23 +116,23 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<()> {
         );
     }
     if unchanged {
-        println!(
-            "{}: up to date ({} memories)",
-            path.display(),
-            lines.len().saturating_sub(HEADING.len())
-        );
+        println!("{}: up to date ({})", path.display(), memories(&lines));
         return Ok(());
     }
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;
     }
     std::fs::write(&path, &updated)?;
-    println!(
-        "{}: {} memories written",
-        path.display(),
-        lines.len().saturating_sub(HEADING.len())
-    );
+    println!("{}: {} written", path.display(), memories(&lines));
     Ok(())
+}
+
+/// "1 memory", "3 memories": the section's lines below its heading.
+fn memories(lines: &[String]) -> String {
+    match lines.len().saturating_sub(HEADING.len()) {
+        1 => "1 memory".into(),
+        n => format!("{n} memories"),
+    }
 }
 
 fn read(path: &Path) -> anyhow::Result<Option<String>> {
