@@ -8,9 +8,9 @@ SELECT source, id, score, coalesce($2::timestamptz, now()) AS as_of FROM (
              ts_rank_cd('{0.1, 0.2, 0.4, 1}'::float4[], o.search, websearch_to_tsquery('english', $3::text))::float8
              * (1 + 1 / (1 + greatest(0, extract(epoch FROM coalesce($2::timestamptz, now()) - o.created_at)::float8)
                              / 86400 / 14.0))
-         END AS score
+         END * (CASE o.state WHEN 'stale' THEN 0.5::float8 WHEN 'superseded' THEN 0.25::float8 ELSE 1::float8 END) AS score
               FROM ((SELECT c.* FROM (VALUES (0, 1), (1, 2), (2, 4), (4, 8)) r(lo, hi),
-                 LATERAL (SELECT o.id, o.created_at, o.search FROM observations o
+                 LATERAL (SELECT o.id, o.created_at, o.search, o.state FROM observations o
                           WHERE o.project_id::text = $1::text
  AND o.created_at <= coalesce($2::timestamptz, now())
  AND o.search @@ websearch_to_tsquery('english', $3::text)
@@ -21,7 +21,7 @@ SELECT source, id, score, coalesce($2::timestamptz, now()) AS as_of FROM (
                           ORDER BY o.created_at DESC) c)
           UNION ALL
           (SELECT c.* FROM (VALUES (0, 1), (1, 2), (2, 4), (4, 8), (8, 16)) r(lo, hi),
-                 LATERAL (SELECT o.id, o.created_at, o.search FROM observations o
+                 LATERAL (SELECT o.id, o.created_at, o.search, o.state FROM observations o
                           WHERE o.project_id::text = $1::text
  AND o.created_at <= coalesce($2::timestamptz, now())
  AND o.search @@ websearch_to_tsquery('english', $3::text)
@@ -32,7 +32,7 @@ SELECT source, id, score, coalesce($2::timestamptz, now()) AS as_of FROM (
                                 FROM generate_series(r.lo, r.hi - 1) k))
                           ORDER BY o.created_at DESC) c)
           UNION ALL
-          (SELECT o.id, o.created_at, o.search FROM observations o
+          (SELECT o.id, o.created_at, o.search, o.state FROM observations o
            WHERE o.project_id = $1
  AND o.created_at <= coalesce($2::timestamptz, now())
  AND o.search @@ websearch_to_tsquery('english', $3::text)

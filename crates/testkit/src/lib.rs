@@ -197,6 +197,27 @@ impl TestApp {
         read(req.send().await.unwrap()).await
     }
 
+    pub async fn patch(&self, path: &str, token: Option<&str>, body: &Value) -> (u16, Value) {
+        let mut req = self.client.patch(format!("{}{path}", self.base)).json(body);
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        read(req.send().await.unwrap()).await
+    }
+
+    /// Creates another project of the team (admin token); returns its id.
+    pub async fn create_project(&self, slug: &str) -> Uuid {
+        let (status, res) = self
+            .post(
+                "/v1/admin/projects",
+                Some(&self.admin_token),
+                &serde_json::json!({ "slug": slug }),
+            )
+            .await;
+        assert_eq!(status, 201, "{res}");
+        res["project"]["id"].as_str().unwrap().parse().unwrap()
+    }
+
     /// Posts a Claude Code hook event with the ingest token.
     pub async fn hook(&self, body: Value) -> (u16, Value) {
         self.post("/v1/hooks/claude-code", Some(&self.ingest_token), &body)

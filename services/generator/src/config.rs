@@ -25,6 +25,9 @@ pub struct GeneratorConfig {
     pub idle_session: Duration,
     /// How often the sweeper looks for idle sessions (`CAIRN_IDLE_CHECK_MS`).
     pub idle_check: Duration,
+    /// How often the sweeper consolidates and archives memories (`CAIRN_UPKEEP_MS`,
+    /// default five minutes; `upkeep`).
+    pub upkeep: Duration,
     /// How often the Redis wake-up queue is polled when idle (`CAIRN_WAKEUP_POLL_MS`).
     pub wakeup_poll: Duration,
     /// On SIGTERM, how long in-flight jobs may run before they are released (`CAIRN_DRAIN_TIMEOUT_MS`).
@@ -81,6 +84,7 @@ impl GeneratorConfig {
             sweep_interval: millis(env, "CAIRN_SWEEP_MS", 5_000)?,
             idle_session: millis(env, "CAIRN_IDLE_SESSION_MS", 3_600_000)?,
             idle_check: millis(env, "CAIRN_IDLE_CHECK_MS", 60_000)?,
+            upkeep: millis(env, "CAIRN_UPKEEP_MS", 300_000)?,
             wakeup_poll,
             drain_timeout: millis(env, "CAIRN_DRAIN_TIMEOUT_MS", 30_000)?,
             retry: RetryPolicy {

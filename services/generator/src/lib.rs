@@ -16,4 +16,5 @@ pub mod prompt;
 pub mod provider;
 pub mod publish;
 pub mod retry;
+pub mod upkeep;
 pub mod worker;

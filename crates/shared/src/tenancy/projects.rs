@@ -16,13 +16,16 @@ pub struct Project {
     pub prompt_context_budget_tokens: i32,
     /// PreToolUse answers with memories about the tool's file (migration 0015).
     pub file_memories: bool,
+    /// Observations older than this many days and not retrieved since are
+    /// archived; `None`: kept for ever (migration 0017).
+    pub retention_days: Option<i32>,
     pub created_at: DateTime<Utc>,
 }
 
 macro_rules! project_columns {
     () => {
         "id, team_id, slug, name, settings, context_budget_tokens, prompt_context, prompt_context_budget_tokens,
-         file_memories, created_at"
+         file_memories, retention_days, created_at"
     };
 }
 
@@ -95,6 +98,8 @@ pub struct MemorySettings {
     pub prompt_context: Option<bool>,
     pub prompt_context_budget_tokens: Option<i32>,
     pub file_memories: Option<bool>,
+    /// `Some(None)` removes the retention policy.
+    pub retention_days: Option<Option<i32>>,
 }
 
 /// Changes a project's memory settings; `None` when the team has no such project.
@@ -109,7 +114,8 @@ pub async fn update_memory_settings(
         "UPDATE projects SET context_budget_tokens = coalesce($3, context_budget_tokens),
              prompt_context = coalesce($4, prompt_context),
              prompt_context_budget_tokens = coalesce($5, prompt_context_budget_tokens),
-             file_memories = coalesce($6, file_memories)
+             file_memories = coalesce($6, file_memories),
+             retention_days = CASE WHEN $7 THEN $8 ELSE retention_days END
          WHERE team_id = $1 AND id = $2 RETURNING ",
         project_columns!()
     ))
@@ -119,6 +125,8 @@ pub async fn update_memory_settings(
     .bind(s.prompt_context)
     .bind(s.prompt_context_budget_tokens)
     .bind(s.file_memories)
+    .bind(s.retention_days.is_some())
+    .bind(s.retention_days.flatten())
     .fetch_optional(db)
     .await
 }

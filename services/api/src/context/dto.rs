@@ -19,6 +19,8 @@ pub struct ContextDto {
     pub estimated_tokens: usize,
     /// Newest first.
     pub summaries: Vec<ContextSummary>,
+    /// The newest plans (kind `plan`), shown under "Plans".
+    pub plans: Vec<IndexEntry>,
     /// Recent observations, newest first.
     pub index: Vec<IndexEntry>,
     /// The most relevant observations in full.
@@ -121,6 +123,7 @@ impl From<Built> for ContextDto {
             budget_tokens: b.budget_tokens,
             estimated_tokens: cairn_shared::tokens::estimate(&s.markdown),
             summaries: s.summaries.iter().map(Into::into).collect(),
+            plans: s.plans.iter().map(Into::into).collect(),
             index: s.index.iter().map(Into::into).collect(),
             details: s.details.iter().map(Into::into).collect(),
             omitted_observations: s.omitted,

@@ -143,11 +143,19 @@ async fn matching_up_to(
     limit: i64,
 ) -> sqlx::Result<Vec<ObservationItem>> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {OBSERVATION_COLUMNS} FROM (
+        "SELECT {columns} FROM (
              SELECT {OBSERVATION_COLUMNS}, search FROM observations
              WHERE project_id = $1 AND search @@ to_tsquery('english', $2) AND {INJECTED}
              ORDER BY created_at DESC LIMIT $4) newest_matches
-         ORDER BY ts_rank(search, to_tsquery('english', $2)) DESC, created_at DESC LIMIT $3"
+         LEFT JOIN memory_retrievals r ON r.observation_id = newest_matches.id
+         ORDER BY ts_rank(search, to_tsquery('english', $2)) * {state} * {used} DESC, created_at DESC LIMIT $3",
+        state = crate::search::rank::state_weight("newest_matches"),
+        used = crate::search::rank::use_recency("newest_matches", "r"),
+        columns = OBSERVATION_COLUMNS
+            .split(", ")
+            .map(|c| format!("newest_matches.{c}"))
+            .collect::<Vec<_>>()
+            .join(", "),
     )))
     // Planned with the words each time: a generic plan sorts every match.
     .persistent(false)

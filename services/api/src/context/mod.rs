@@ -95,10 +95,19 @@ pub async fn build_with(
     };
     let query = request.query.map(str::trim).filter(|q| !q.is_empty());
     let candidates = gather::candidates_with(pool, embedder, request.project_id, query).await?;
+    let selection = select::select(&settings.name, &candidates, budget, max_details);
+    let injected = selection
+        .details
+        .iter()
+        .chain(&selection.plans)
+        .chain(&selection.index)
+        .map(|o| o.id)
+        .collect();
+    crate::store::retrievals::record_later(pool, request.project_id, injected);
     Ok(Built {
         project_id: request.project_id,
         budget_tokens: budget,
-        selection: select::select(&settings.name, &candidates, budget, max_details),
+        selection,
     })
 }
 

@@ -1,6 +1,7 @@
 //! Fits a context to its token budget. Pieces are taken in priority order —
-//! the newest summary (cut if it must be), the relevant observations in full,
-//! older summaries, then the index of recent observations, newest first —
+//! the newest summary (cut if it must be), the newest plans in full (`PLANS`,
+//! under their own heading), the relevant observations in full, older summaries,
+//! then the index of recent observations, newest first —
 //! each only if its price (its rendered length) still fits. The budget is
 //! never a row count, and never exceeded.
 
@@ -17,6 +18,8 @@ use super::{
 #[derive(Clone, Debug, Default)]
 pub struct Selection {
     pub summaries: Vec<SummaryItem>,
+    /// The newest plans (kind `plan`), under "Plans".
+    pub plans: Vec<ObservationItem>,
     pub index: Vec<ObservationItem>,
     pub details: Vec<ObservationItem>,
     /// Observations of the project not shown (index or detail).
@@ -24,6 +27,9 @@ pub struct Selection {
     pub omitted_capped: bool,
     pub markdown: String,
 }
+
+/// Plans shown under their own heading, at most: the newest.
+pub const PLANS: usize = 2;
 
 /// Characters left, in the budget's unit.
 struct Purse {
@@ -40,6 +46,34 @@ impl Purse {
             false
         }
     }
+}
+
+/// Observations in full under `title` (priced only if one fits), each cut
+/// to `cap` characters, until one no longer fits.
+fn blocks<'a>(
+    purse: &mut Purse,
+    title: &str,
+    items: impl Iterator<Item = &'a ObservationItem>,
+    cap: usize,
+) -> Vec<(ObservationItem, String)> {
+    let mut taken = Vec::new();
+    for o in items {
+        let title_cost = if taken.is_empty() {
+            title.chars().count()
+        } else {
+            0
+        };
+        let block = markdown::detail(o, cap.min(purse.left.saturating_sub(title_cost)));
+        if block.lines().count() < 2 || title_cost + block.chars().count() > purse.left {
+            break;
+        }
+        if taken.is_empty() {
+            purse.take(title);
+        }
+        purse.take(&block);
+        taken.push((o.clone(), block));
+    }
+    taken
 }
 
 /// `max_details` caps the full-detail observations (a resume gets none).
@@ -77,25 +111,14 @@ pub fn select(project: &str, c: &Candidates, budget_tokens: usize, max_details: 
         }
     }
 
-    let details_title = markdown::section("In detail");
-    let mut details = Vec::new();
     let detail_cap = budget_chars / 4;
-    for o in c.relevant.iter().take(max_details) {
-        let title_cost = if details.is_empty() {
-            details_title.chars().count()
-        } else {
-            0
-        };
-        let block = markdown::detail(o, detail_cap.min(purse.left.saturating_sub(title_cost)));
-        if block.lines().count() < 2 || title_cost + block.chars().count() > purse.left {
-            break;
-        }
-        if details.is_empty() {
-            purse.take(&details_title);
-        }
-        purse.take(&block);
-        details.push((o.clone(), block));
-    }
+    // Plans come right after the newest summary: the work in hand, in the plan's own words.
+    let plans_title = markdown::section("Plans");
+    let newest_plans = c.recent.iter().filter(|o| o.kind == "plan").take(PLANS);
+    let plans = blocks(&mut purse, &plans_title, newest_plans, detail_cap);
+    let details_title = markdown::section("In detail");
+    let relevant = c.relevant.iter().filter(|o| o.kind != "plan").take(max_details);
+    let details = blocks(&mut purse, &details_title, relevant, detail_cap);
 
     for s in c.summaries.iter().skip(1) {
         let line = markdown::summary_line(s, usize::MAX);
@@ -105,7 +128,7 @@ pub fn select(project: &str, c: &Candidates, budget_tokens: usize, max_details: 
         summaries.push((s.clone(), line));
     }
 
-    let shown: HashSet<Uuid> = details.iter().map(|(o, _)| o.id).collect();
+    let shown: HashSet<Uuid> = details.iter().chain(&plans).map(|(o, _)| o.id).collect();
     let index_title = markdown::section("Recent observations");
     let mut index: Vec<(ObservationItem, String)> = Vec::new();
     let mut last_day = None;
@@ -126,7 +149,7 @@ pub fn select(project: &str, c: &Candidates, budget_tokens: usize, max_details: 
         index.push((o.clone(), piece));
     }
 
-    let omitted = (c.total_observations - (index.len() + details.len()) as i64).max(0);
+    let omitted = (c.total_observations - (index.len() + details.len() + plans.len()) as i64).max(0);
     let capped = c.total_observations >= COUNT_CAP;
     let mut out = String::with_capacity(budget_chars);
     out.push_str(markdown::OPEN_TAG);
@@ -136,6 +159,12 @@ pub fn select(project: &str, c: &Candidates, budget_tokens: usize, max_details: 
     }
     for (_, line) in &summaries {
         out.push_str(line);
+    }
+    for (i, (_, block)) in plans.iter().enumerate() {
+        if i == 0 {
+            out.push_str(&plans_title);
+        }
+        out.push_str(block);
     }
     for (_, piece) in &index {
         out.push_str(piece);
@@ -150,6 +179,7 @@ pub fn select(project: &str, c: &Candidates, budget_tokens: usize, max_details: 
     out.push_str(markdown::CLOSE_TAG);
     Selection {
         summaries: summaries.into_iter().map(|(s, _)| s).collect(),
+        plans: plans.into_iter().map(|(o, _)| o).collect(),
         index: index.into_iter().map(|(o, _)| o).collect(),
         details: details.into_iter().map(|(o, _)| o).collect(),
         omitted,

@@ -43,6 +43,9 @@ pub struct ProjectDto {
     pub prompt_context_budget_tokens: i32,
     /// PreToolUse answers with memories about the tool's file (on by default).
     pub file_memories: bool,
+    /// Observations older than this many days and not retrieved since are
+    /// archived (kept, found by id, never injected or searched); `null`: kept for ever.
+    pub retention_days: Option<i32>,
     pub created_at_epoch: i64,
 }
 
@@ -58,6 +61,7 @@ impl From<Project> for ProjectDto {
             prompt_context: p.prompt_context,
             prompt_context_budget_tokens: p.prompt_context_budget_tokens,
             file_memories: p.file_memories,
+            retention_days: p.retention_days,
             created_at_epoch: to_epoch_ms(p.created_at),
         }
     }

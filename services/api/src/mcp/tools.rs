@@ -250,6 +250,7 @@ impl CairnMcp {
                 limit,
                 cursor: (offset > 0).then(|| search::at_offset(offset)),
                 mode,
+                as_of: None,
             },
         )
         .await?;

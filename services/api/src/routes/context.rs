@@ -75,6 +75,7 @@ pub async fn post_context(
         .selection
         .details
         .iter()
+        .chain(&built.selection.plans)
         .chain(&built.selection.index)
         .map(|o| o.id)
         .take(limit as usize)

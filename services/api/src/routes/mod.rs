@@ -9,6 +9,7 @@ pub mod hooks;
 pub mod jobs;
 pub mod live;
 pub mod memories;
+pub mod memory_changes;
 pub mod memory_digest;
 pub mod memory_edit;
 pub mod projects;
@@ -77,6 +78,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(transfer::import_project))
         .routes(routes!(usage::get_project_usage))
         .routes(routes!(memory_digest::get_memory_digest))
+        .routes(routes!(memory_changes::list_memory_changes))
+        .routes(routes!(memory_changes::revert_memory_change))
         .routes(routes!(admin::teams::create_team, admin::teams::list_teams))
         .routes(routes!(admin::teams::update_team))
         .routes(routes!(

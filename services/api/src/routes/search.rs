@@ -79,6 +79,7 @@ pub async fn post_search(
             limit,
             cursor: None,
             mode: None,
+            as_of: None,
         },
     )
     .await?;
@@ -131,6 +132,10 @@ pub struct SearchQuery {
     /// (its meaning; 422 when the server has no embeddings) or `hybrid` (both, fused by
     /// reciprocal rank). Default: `hybrid` when the server has embeddings, else `fulltext`.
     pub mode: Option<String>,
+    /// As of this commit (7 to 64 hex digits of an id the project's hooks
+    /// reported): only memories written by the time the project first saw it,
+    /// with recency measured from then.
+    pub commit: Option<String>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -194,6 +199,10 @@ pub async fn get_search(
     };
     let mode = search::Mode::parse(q.mode.as_deref())?;
     let project = auth.project(&state, q.project_id.as_deref()).await?;
+    let as_of = match trimmed(q.commit) {
+        Some(commit) => Some(as_of_commit(&state, project.id, &commit).await?),
+        None => None,
+    };
     let page = search::search(
         &state.pool,
         state.embedder.as_ref(),
@@ -206,6 +215,7 @@ pub async fn get_search(
             limit,
             cursor,
             mode,
+            as_of,
         },
     )
     .await?;
@@ -309,4 +319,29 @@ pub async fn get_observations(
     Ok(Json(ObservationsResponse {
         observations: rows.into_iter().map(Into::into).collect(),
     }))
+}
+
+/// When the project first saw `commit`: 422 for a malformed id
+/// (`invalid_field`), one the project never saw (`unknown_commit`) or an
+/// abbreviation of several (`ambiguous_commit`).
+pub async fn as_of_commit(
+    state: &AppState,
+    project_id: Uuid,
+    commit: &str,
+) -> ApiResult<chrono::DateTime<chrono::Utc>> {
+    let commit = commit.to_ascii_lowercase();
+    if !(7..=64).contains(&commit.len()) || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(invalid("`commit` is 7 to 64 hexadecimal digits of a commit id"));
+    }
+    match crate::store::code::commit_seen_at(&state.pool, project_id, &commit).await? {
+        Ok(Some(at)) => Ok(at),
+        Ok(None) => Err(ApiError::unprocessable(
+            "unknown_commit",
+            format!("this project's hooks never reported commit `{commit}`"),
+        )),
+        Err(_) => Err(ApiError::unprocessable(
+            "ambiguous_commit",
+            format!("`{commit}` abbreviates more than one commit: give more digits"),
+        )),
+    }
 }

@@ -82,6 +82,10 @@ pub struct SearchRequest {
     pub cursor: Option<String>,
     /// `None`: the server's default (`Mode::resolve`).
     pub mode: Option<Mode>,
+    /// Search as of this time (a commit's first sighting, `commit=`): memories
+    /// written later are left out and recency is measured from it. A cursor's
+    /// own time wins.
+    pub as_of: Option<DateTime<Utc>>,
 }
 
 /// A page holds at most 100 hits, so the rows stay inline (no boxing) and
@@ -129,7 +133,7 @@ pub async fn search(
         Some(text) => Cursor::decode(text)?,
         None => Cursor {
             offset: 0,
-            as_of: None,
+            as_of: request.as_of,
         },
     };
     if let (Some(since), Some(until)) = (request.filters.since, request.filters.until)
@@ -219,7 +223,13 @@ async fn load_page(
                 .remove(&k.id)
                 .map(|row| Hit::Summary { row, score: k.score }),
         })
+        .collect::<Vec<_>>();
+    let found = hits
+        .iter()
+        .filter(|h| matches!(h, Hit::Observation { .. }))
+        .map(Hit::id)
         .collect();
+    crate::store::retrievals::record_later(pool, project_id, found);
     Ok(Page { hits, next_cursor })
 }
 
@@ -387,6 +397,7 @@ pub async fn timeline(
                     limit: 1,
                     cursor: None,
                     mode: None,
+                    as_of: None,
                 },
             )
             .await?;

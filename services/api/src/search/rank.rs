@@ -20,6 +20,9 @@
 //!   of them, and cover density adds up every word matched, so a hit with
 //!   more of the words ranks higher at the same weight (three narrative
 //!   words 0.6, two 0.4, one 0.2).
+//! - State: a stale observation (its files changed since) scores half, a
+//!   superseded one (a newer observation describes the change) a quarter
+//!   (`STATE_WEIGHTS`; migration 0014). Merged and archived ones are not searched.
 //! - Without a query the score is 0 and hits come newest first.
 //!
 //! Ties (equal scores) go to the newer hit, then to the greater id.
@@ -48,6 +51,32 @@ pub fn score(alias: &str) -> String {
     )
 }
 
+/// The factor of an observation's score for its state.
+pub const STATE_WEIGHTS: [(&str, f64); 2] = [("stale", 0.5), ("superseded", 0.25)];
+
+/// [`STATE_WEIGHTS`] as a SQL expression over `alias.state`.
+pub fn state_weight(alias: &str) -> String {
+    let arms: String = STATE_WEIGHTS
+        .iter()
+        .map(|(state, w)| format!(" WHEN '{state}' THEN {w:?}::float8"))
+        .collect();
+    format!("(CASE {alias}.state{arms} ELSE 1::float8 END)")
+}
+
+/// The age, in days since last used, at which context's use bonus is half a fresh one's.
+pub const USE_DAYS: f64 = 30.0;
+
+/// Context's bonus for recent use (`last_retrieved_at` of
+/// `memory_retrievals`, joined as `retrievals`: injected or found since), from 2 (written or used now) towards 1: an old
+/// memory nobody retrieved decays; one retrieved lately keeps its rank.
+/// Search does not use it: a retrieval would move the scores of a paged search.
+pub fn use_recency(alias: &str, retrievals: &str) -> String {
+    format!(
+        "(1 + 1 / (1 + greatest(0, extract(epoch FROM now() - greatest({alias}.created_at,
+             coalesce({retrievals}.last_retrieved_at, {alias}.created_at)))::float8) / 86400 / {USE_DAYS:.1}))"
+    )
+}
+
 /// The same formula in Rust, for documentation and tests.
 pub fn blend(rank: f64, age_days: f64) -> f64 {
     rank * (1.0 + 1.0 / (1.0 + age_days.max(0.0) / RECENCY_DAYS))
@@ -64,6 +93,14 @@ mod tests {
         assert!(blend(1.0, 3650.0) > 1.0);
         // Title (A) of a year-old observation above narrative (C) of a new one.
         assert!(blend(WEIGHTS[3] as f64, 365.0) > blend(WEIGHTS[1] as f64, 0.0));
+    }
+
+    #[test]
+    fn stale_and_superseded_weigh_less() {
+        assert_eq!(
+            state_weight("o"),
+            "(CASE o.state WHEN 'stale' THEN 0.5::float8 WHEN 'superseded' THEN 0.25::float8 ELSE 1::float8 END)"
+        );
     }
 
     #[test]

@@ -37,7 +37,7 @@ use uuid::Uuid;
 
 use super::{
     Filters, Order,
-    rank::{AS_OF, EXCLUDE, TSQUERY, score},
+    rank::{AS_OF, EXCLUDE, TSQUERY, score, state_weight},
 };
 use crate::store::observations::{self, ObservationRow, SummaryRow};
 
@@ -225,7 +225,7 @@ fn observation_conditions(shape: Shape, project: Project) -> String {
 /// rest of the last ring: a frequent word stops within the first day, a rare
 /// one reads its few matches of each ring.
 fn observations(shape: Shape, order: Order) -> String {
-    let columns = "o.id, o.created_at, o.search";
+    let columns = "o.id, o.created_at, o.search, o.state";
     if !(shape.query && order == Order::Relevance) {
         let conditions = observation_conditions(shape, Project::Indexed);
         return format!("(SELECT {columns} FROM observations o WHERE {conditions})");
@@ -323,10 +323,11 @@ pub fn statement(order: Order, shape: Shape) -> String {
     let observations = observations(shape, order);
     let mut sql = format!(
         "SELECT source, id, score, {AS_OF} AS as_of FROM (
-             (SELECT 'observation'::text AS source, o.id, o.created_at, {obs_score} AS score
+             (SELECT 'observation'::text AS source, o.id, o.created_at, {obs_score} * {state_weight} AS score
               FROM {observations} o
               ORDER BY {order_by} LIMIT $14 + $15)",
         obs_score = score("o"),
+        state_weight = state_weight("o"),
     );
     if shape.summaries {
         let summaries = summaries(shape, order);

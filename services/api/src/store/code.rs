@@ -48,3 +48,28 @@ pub async fn record(
     .await?;
     Ok(())
 }
+
+/// When the project first saw the commit `prefix` names (7 to 64 hex
+/// digits): `Ok(None)` when it never did, `Err(n)` when `n` > 1 commits
+/// start with it.
+#[tracing::instrument(skip(pool))]
+pub async fn commit_seen_at(
+    pool: &PgPool,
+    project_id: Uuid,
+    prefix: &str,
+) -> sqlx::Result<Result<Option<chrono::DateTime<chrono::Utc>>, usize>> {
+    let seen: Vec<chrono::DateTime<chrono::Utc>> = sqlx::query_scalar(
+        "SELECT first_seen_at FROM project_commits
+         WHERE project_id = $1 AND commit_sha LIKE $2 || '%'
+         ORDER BY first_seen_at LIMIT 2",
+    )
+    .bind(project_id)
+    .bind(prefix)
+    .fetch_all(pool)
+    .await?;
+    Ok(match seen.as_slice() {
+        [] => Ok(None),
+        [at] => Ok(Some(*at)),
+        more => Err(more.len()),
+    })
+}

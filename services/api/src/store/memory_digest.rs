@@ -15,10 +15,10 @@ const KIND_WEIGHT: &str = "CASE kind WHEN 'decision' THEN 4 WHEN 'bugfix' THEN 3
 #[tracing::instrument(skip(pool))]
 pub async fn top(pool: &PgPool, project_id: Uuid, limit: i64) -> sqlx::Result<Vec<ObservationItem>> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT id, kind, title, subtitle, facts, narrative, files_read, files_modified, created_at, state
-         FROM observations
-         WHERE project_id = $1 AND state = 'live' AND kind <> 'plan' AND title <> ''
-         ORDER BY {KIND_WEIGHT} DESC, retrieved_count DESC, created_at DESC, id DESC
+        "SELECT o.id, kind, title, subtitle, facts, narrative, files_read, files_modified, created_at, state
+         FROM observations o LEFT JOIN memory_retrievals r ON r.observation_id = o.id
+         WHERE o.project_id = $1 AND state = 'live' AND kind <> 'plan' AND title <> ''
+         ORDER BY {KIND_WEIGHT} DESC, coalesce(r.retrieved_count, 0) DESC, created_at DESC, o.id DESC
          LIMIT $2"
     )))
     .bind(project_id)

@@ -22,6 +22,7 @@ mod isolation;
 mod live;
 mod malformed;
 mod mcp;
+mod memory_changes;
 mod plans;
 mod poisoning;
 mod privacy;

@@ -27,7 +27,10 @@ use crate::{
 /// path as given, or relative to / under the session's directory) are
 /// re-marked in the same statement — `superseded` (by the new observation)
 /// when they are of the same kind and modified that file too, else `stale`
-/// — each with a `memory_changes` row; nothing is deleted.
+/// — each with a `memory_changes` row; nothing is deleted. A memory another
+/// completion is re-marking at the same moment is skipped, not waited for
+/// (`SKIP LOCKED`): that completion marks it, so concurrent turns that edit
+/// one file never queue behind each other's row locks.
 /// `sessions.last_generated_at` is marked at most once a second and never waited for (`SKIP LOCKED`:
 /// the session's row is the API's to lock while it ingests).
 const COMPLETION_WRITES: &str = "
@@ -52,14 +55,19 @@ const COMPLETION_WRITES: &str = "
                     WHERE s.id = w.session_id AND s.project_id = w.project_id AND coalesce(s.cwd, '') <> '') x
                 WHERE p IS NOT NULL) AS paths
         FROM observations_written w WHERE cardinality(w.files_modified) > 0
-    ), code_changed AS (
-        UPDATE observations o SET
-            state = CASE WHEN o.kind = c.kind AND o.files_modified && c.paths THEN 'superseded' ELSE 'stale' END,
-            replaced_by = CASE WHEN o.kind = c.kind AND o.files_modified && c.paths THEN c.id END,
-            state_changed_at = now(), updated_at = now()
-        FROM changed_files c
+    ), code_locked AS (
+        SELECT o.id, c.id AS new_id, c.kind AS new_kind, c.paths
+        FROM observations o, changed_files c
         WHERE o.project_id = c.project_id AND o.state = 'live' AND o.kind <> 'plan'
           AND (o.files_read || o.files_modified) && c.paths
+        FOR UPDATE OF o SKIP LOCKED
+    ), code_changed AS (
+        UPDATE observations o SET
+            state = CASE WHEN o.kind = c.new_kind AND o.files_modified && c.paths THEN 'superseded' ELSE 'stale' END,
+            replaced_by = CASE WHEN o.kind = c.new_kind AND o.files_modified && c.paths THEN c.new_id END,
+            state_changed_at = now(), updated_at = now()
+        FROM code_locked c
+        WHERE o.id = c.id AND o.state = 'live'
         RETURNING o.id, o.team_id, o.project_id, o.state, o.replaced_by
     ), code_changes_logged AS (
         INSERT INTO memory_changes (id, team_id, project_id, observation_id, action, from_state, to_state,

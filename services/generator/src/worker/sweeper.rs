@@ -2,7 +2,8 @@
 //! `CAIRN_SWEEP_MS` it rescues jobs whose lease expired, fails queued jobs
 //! with no attempts left, and wakes idle workers when due jobs are waiting — jobs whose wake-up was lost (Redis
 //! down or flushed) and jobs whose `next_attempt_at` has come. Every
-//! `CAIRN_IDLE_CHECK_MS` it also ends sessions left idle (`idle_sessions`).
+//! `CAIRN_IDLE_CHECK_MS` it also ends sessions left idle (`idle_sessions`),
+//! and every `CAIRN_UPKEEP_MS` it consolidates and archives memories (`crate::upkeep`).
 
 use std::{sync::Arc, time::Duration};
 
@@ -13,9 +14,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Context, Hint};
 
+/// Upkeep batches per pass, at most: a backlog is worked off over several passes.
+const UPKEEP_ROUNDS: usize = 20;
+
 pub async fn sweep(ctx: Arc<Context>, hints: mpsc::Sender<Hint>, shutdown: CancellationToken) {
     let actor = format!("rescuer:{}", ctx.config.worker_prefix);
     let mut idle_checked: Option<std::time::Instant> = None;
+    let mut upkept: Option<std::time::Instant> = None;
     loop {
         // Jitter keeps several generators from sweeping in step.
         let pause = ctx
@@ -32,6 +37,14 @@ pub async fn sweep(ctx: Arc<Context>, hints: mpsc::Sender<Hint>, shutdown: Cance
                 Ok(ended) if ended.sessions > 0 => tracing::info!(?ended, "ended idle sessions"),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "ending idle sessions failed"),
+            }
+        }
+        if upkept.is_none_or(|at| at.elapsed() >= ctx.config.upkeep) {
+            upkept = Some(std::time::Instant::now());
+            match crate::upkeep::run(&ctx.pool, &actor, UPKEEP_ROUNDS).await {
+                Ok(pass) if pass.merged + pass.archived > 0 => tracing::info!(?pass, "memory upkeep"),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "memory upkeep failed"),
             }
         }
         if let Err(e) = sweep_once(&ctx, &actor, &hints).await {

@@ -18,3 +18,4 @@ mod redis_outage;
 mod robustness;
 mod state_machine;
 mod support;
+mod upkeep;

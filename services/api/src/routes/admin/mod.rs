@@ -31,8 +31,12 @@ pub fn acting_team(auth: &Auth, requested: Option<Uuid>) -> Result<Uuid, ApiErro
 }
 
 /// `Some(None)` for an explicit `null`, so `null` can clear a setting.
-pub fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<i64>>, D::Error> {
-    <Option<i64> as serde::Deserialize>::deserialize(d).map(Some)
+pub fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    <Option<T> as serde::Deserialize>::deserialize(d).map(Some)
 }
 
 /// A daily LLM token budget is a positive number of tokens, or null for none.

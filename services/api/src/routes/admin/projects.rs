@@ -147,6 +147,12 @@ pub struct ProjectSettingsInput {
     /// Answer PreToolUse (Read, Edit, Write, …) with the live memories about
     /// the tool's file (on by default).
     pub file_memories: Option<bool>,
+    /// Archive observations older than this many days (1..=36500) and not
+    /// retrieved since: kept and found by id, never injected or searched.
+    /// `null` keeps memories for ever (the default); absent leaves it.
+    #[serde(default, deserialize_with = "super::present")]
+    #[schema(value_type = Option<i32>, minimum = 1, maximum = 36500)]
+    pub retention_days: Option<Option<i32>>,
     /// Model tokens (input plus output) the generator may spend per UTC day
     /// for this project; `null` removes the budget, absent leaves it. Past
     /// 80 % it degrades to the heuristic for turn summaries and routine
@@ -180,11 +186,22 @@ pub async fn update_project(
         ));
     }
     super::check_budget(body.llm_daily_token_budget)?;
+    if body
+        .retention_days
+        .flatten()
+        .is_some_and(|d| !(1..=36_500).contains(&d))
+    {
+        return Err(ApiError::unprocessable(
+            "invalid_field",
+            "`retentionDays` is 1..=36500 or null",
+        ));
+    }
     let settings = projects::MemorySettings {
         context_budget_tokens: body.context_budget_tokens,
         prompt_context: body.prompt_context,
         prompt_context_budget_tokens: body.prompt_context_budget_tokens,
         file_memories: body.file_memories,
+        retention_days: body.retention_days,
     };
     let mut tx = state.pool.begin().await?;
     let updated = projects::update_memory_settings(&mut *tx, project.team_id, project.id, settings)
@@ -210,6 +227,7 @@ pub async fn update_project(
             "promptContext": updated.prompt_context,
             "promptContextBudgetTokens": updated.prompt_context_budget_tokens,
             "fileMemories": updated.file_memories,
+            "retentionDays": updated.retention_days,
             "llmDailyTokenBudget": llm_budget,
         }),
     )

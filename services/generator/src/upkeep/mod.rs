@@ -1,0 +1,43 @@
+//! Memory upkeep, run by the sweeper every `CAIRN_UPKEEP_MS`: near-duplicate
+//! observations are merged (`consolidate`) and memories past their
+//! project's retention policy are archived (`archive`). Both are single
+//! statements that lock what they change (`FOR UPDATE SKIP LOCKED`), so
+//! several generators may run them at once, and both record each change in
+//! `memory_changes`, from which the API reverts it (migrations 0014, 0017).
+
+pub mod archive;
+pub mod consolidate;
+
+use sqlx::PgPool;
+
+/// What one pass changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pass {
+    /// Observations compared with their project's older ones.
+    pub checked: i64,
+    /// Observations merged into a newer near-duplicate.
+    pub merged: i64,
+    /// Observations archived by a retention policy.
+    pub archived: i64,
+}
+
+/// Consolidates and archives until nothing is left to check, or `max_rounds` batches.
+pub async fn run(pool: &PgPool, actor: &str, max_rounds: usize) -> sqlx::Result<Pass> {
+    let mut pass = Pass::default();
+    for _ in 0..max_rounds {
+        let c = consolidate::once(pool, actor).await?;
+        pass.checked += c.checked;
+        pass.merged += c.merged;
+        if c.checked < consolidate::BATCH {
+            break;
+        }
+    }
+    for _ in 0..max_rounds {
+        let archived = archive::once(pool, actor).await?;
+        pass.archived += archived;
+        if archived < archive::BATCH {
+            break;
+        }
+    }
+    Ok(pass)
+}
