@@ -65,12 +65,16 @@ async fn old_and_newest_sdk_clients_are_each_answered_in_their_revision() {
         assert_eq!(out["protocolVersion"], revision, "{out}");
         assert_eq!(
             out["tools"],
-            json!(["context", "get_observations", "search", "timeline"]),
+            json!(["ask", "context", "get_observations", "search", "timeline"]),
             "{out}"
         );
         assert_eq!(out["search"]["isError"], false, "{out}");
         let found = out["search"]["text"].as_str().unwrap();
         assert!(found.contains(&format!("- {id} ")), "{era} {transport}: {found}");
+        // `ask` answers offline with the best memory itself, cited by id.
+        assert_eq!(out["ask"]["isError"], false, "{out}");
+        let asked = out["ask"]["text"].as_str().unwrap();
+        assert!(asked.contains(&format!("[{id}]")), "{era} {transport}: {asked}");
         // A tool's own error stays a tool error in both revisions.
         assert_eq!(out["timeline"]["isError"], true, "{out}");
         assert!(

@@ -58,7 +58,10 @@ async fn serves_the_remote_tools_over_stdio() {
         .map(|t| t.name.to_string())
         .collect();
     names.sort();
-    assert_eq!(names, ["context", "get_observations", "search", "timeline"]);
+    assert_eq!(
+        names,
+        ["ask", "context", "get_observations", "search", "timeline"]
+    );
 
     let (found, error) = call(&client, "search", json!({"query": "bridged memories"})).await;
     assert!(!error, "{found}");

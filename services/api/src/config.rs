@@ -33,6 +33,12 @@ pub struct ApiConfig {
     pub file_memories_deadline: Duration,
     /// `CAIRN_EMBED_*`: the embedder for vector and hybrid search.
     pub embed: cairn_embed::EmbedConfig,
+    /// `CAIRN_PROVIDER` and its settings, as the generator reads them: the
+    /// model that answers `POST /v1/ask` (the heuristic: the memories themselves).
+    pub provider: cairn_generator::provider::ProviderConfig,
+    /// An ask answers with the memories themselves rather than wait for the
+    /// model longer than this (`CAIRN_ASK_DEADLINE_MS`).
+    pub ask_deadline: Duration,
 }
 
 #[derive(Clone, Debug)]
@@ -156,6 +162,8 @@ impl ApiConfig {
             prompt_context_deadline: millis(env, "CAIRN_PROMPT_CONTEXT_DEADLINE_MS", 150)?,
             file_memories_deadline: millis(env, "CAIRN_FILE_MEMORIES_DEADLINE_MS", 100)?,
             embed: cairn_embed::EmbedConfig::from_lookup(|k| env.get(k)),
+            provider: cairn_generator::provider::ProviderConfig::from_env(env)?,
+            ask_deadline: millis(env, "CAIRN_ASK_DEADLINE_MS", 20_000)?,
         })
     }
 }

@@ -3,6 +3,7 @@
 //! jobs and administration.
 
 pub mod app;
+pub mod ask;
 pub mod auth;
 pub mod config;
 pub mod context;

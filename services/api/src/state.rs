@@ -23,6 +23,8 @@ pub struct Inner {
     pub embedder: Option<cairn_embed::Embedder>,
     /// Live notices: the process's Redis subscription and its per-project fan-out.
     pub live: crate::live::Hub,
+    /// The model that answers asks (`crate::ask`).
+    pub ask_provider: Arc<dyn cairn_generator::provider::Provider>,
 }
 
 impl std::ops::Deref for AppState {
@@ -45,6 +47,7 @@ impl AppState {
         let rate_limiter = RateLimiter::new(&config.rate_limits);
         let embedder = cairn_embed::Embedder::from_config(&config.embed);
         let live = crate::live::Hub::start(&config.store.redis_url, config.limits.wakeup_timeout)?;
+        let ask_provider = cairn_generator::provider::build_provider(&config.provider)?;
         Ok(Self(Arc::new(Inner {
             pool,
             config,
@@ -55,6 +58,7 @@ impl AppState {
             rate_limiter,
             embedder,
             live,
+            ask_provider,
         })))
     }
 }

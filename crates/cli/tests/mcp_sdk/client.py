@@ -53,6 +53,7 @@ async def main(era: str, kind: str, query: str) -> None:
             tools = await session.list_tools()
             found = await session.call_tool("search", {"query": query})
             missing = await session.call_tool("timeline", {})
+            asked = await session.call_tool("ask", {"question": query})
             print(
                 json.dumps(
                     {
@@ -65,6 +66,10 @@ async def main(era: str, kind: str, query: str) -> None:
                         "timeline": {
                             "text": "\n".join(c.text for c in missing.content if c.type == "text"),
                             "isError": bool(missing.is_error),
+                        },
+                        "ask": {
+                            "text": "\n".join(c.text for c in asked.content if c.type == "text"),
+                            "isError": bool(asked.is_error),
                         },
                     }
                 )

@@ -188,6 +188,21 @@ fn one_line(text: &str, max: usize) -> String {
     }
 }
 
+/// An ask's answer, then the memories it cites, one line each.
+pub fn answer(a: &crate::ask::Answer) -> String {
+    let mut out = a.answer.clone();
+    if let Some(why) = &a.fallback {
+        out.push_str(&format!("\n\n(answered with the memories themselves: {why})"));
+    }
+    if !a.citations.is_empty() && a.answered_by == "llm" {
+        out.push_str("\n\nCited:\n");
+        for c in &a.citations {
+            out.push_str(&format!("- {} {} {}\n", c.id, c.source, c.title));
+        }
+    }
+    neutralised(out)
+}
+
 #[cfg(test)]
 mod tests {
     use chrono::TimeZone;

@@ -2,6 +2,7 @@
 //! cannot drift from the handlers.
 
 pub mod admin;
+pub mod ask;
 pub mod context;
 pub mod events;
 pub mod health;
@@ -72,6 +73,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(context::get_project_context))
         .routes(routes!(search::post_search, search::get_search))
         .routes(routes!(search::get_timeline))
+        .routes(routes!(ask::post_ask))
         .routes(routes!(search::get_observations))
         .routes(routes!(projects::purge_project_memory))
         .routes(routes!(transfer::export_project))

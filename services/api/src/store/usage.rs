@@ -113,3 +113,30 @@ pub async fn project_budget(
         .await
         .map(Option::flatten)
 }
+
+/// Counts one model call made by the API itself (an ask) against the
+/// project's day, as the trigger counts a job's.
+#[tracing::instrument(skip(db))]
+pub async fn add_call(
+    db: impl PgExecutor<'_>,
+    team_id: Uuid,
+    project_id: Uuid,
+    input_tokens: i64,
+    output_tokens: i64,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO llm_usage_daily AS d (project_id, day, team_id, input_tokens, output_tokens, llm_calls)
+         VALUES ($2, (now() AT TIME ZONE 'UTC')::date, $1, $3, $4, 1)
+         ON CONFLICT (project_id, day) DO UPDATE SET
+             input_tokens = d.input_tokens + EXCLUDED.input_tokens,
+             output_tokens = d.output_tokens + EXCLUDED.output_tokens,
+             llm_calls = d.llm_calls + 1, updated_at = now()",
+    )
+    .bind(team_id)
+    .bind(project_id)
+    .bind(input_tokens.max(0))
+    .bind(output_tokens.max(0))
+    .execute(db)
+    .await
+    .map(drop)
+}

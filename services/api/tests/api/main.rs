@@ -3,6 +3,7 @@
 
 mod admin;
 mod agents;
+mod ask;
 mod bounded_waits;
 mod budgets;
 mod checkout;

@@ -1,5 +1,5 @@
 //! The remote MCP endpoint `/v1/mcp`: an rmcp client over streamable HTTP
-//! lists the four tools and calls each; auth is the API's (401, 403), project
+//! lists the five tools and calls each; auth is the API's (401, 403), project
 //! tokens stay in their project, bad arguments come back as tool errors, and
 //! any request stands alone (no session), so any replica answers it.
 
@@ -55,7 +55,7 @@ async fn reader(app: &TestApp) -> String {
 }
 
 #[tokio::test]
-async fn lists_the_four_tools_and_calls_each() {
+async fn lists_the_five_tools_and_calls_each() {
     let app = spawn_app().await;
     let project = app.project_id.to_string();
     let ingest = app.ingest_token.clone();
@@ -93,7 +93,10 @@ async fn lists_the_four_tools_and_calls_each() {
         .map(|t| t.name.to_string())
         .collect();
     names.sort();
-    assert_eq!(names, ["context", "get_observations", "search", "timeline"]);
+    assert_eq!(
+        names,
+        ["ask", "context", "get_observations", "search", "timeline"]
+    );
 
     let (found, error) = text(&call(&client, "search", json!({"query": "tokenizer panic"})).await);
     assert!(!error, "{found}");
@@ -158,6 +161,23 @@ async fn lists_the_four_tools_and_calls_each() {
     assert!(!error, "{context}");
     assert!(context.contains("# Project memory"), "{context}");
     assert!(context.contains(&first), "{context}");
+
+    // Offline, `ask` answers with the best memories themselves, cited by id.
+    let (answer, error) = text(
+        &call(
+            &client,
+            "ask",
+            json!({"question": "what about the tokenizer panic?"}),
+        )
+        .await,
+    );
+    assert!(!error, "{answer}");
+    assert!(
+        answer.contains("Fixed the tokenizer panic on empty input") && answer.contains(&second),
+        "{answer}"
+    );
+    let (refused, error) = text(&call(&client, "ask", json!({"question": ""})).await);
+    assert!(error && refused.starts_with("invalid_field"), "{refused}");
     client.cancel().await.unwrap();
 }
 
@@ -358,7 +378,7 @@ async fn each_request_stands_alone_on_any_replica() {
     .await;
     assert_eq!(
         tools["result"]["tools"].as_array().map(Vec::len),
-        Some(4),
+        Some(5),
         "{tools}"
     );
     let called = rpc(
