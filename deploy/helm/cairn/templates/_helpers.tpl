@@ -90,3 +90,25 @@ imagePullSecrets:
 securityContext:
   {{- toYaml .Values.podSecurityContext | nindent 2 }}
 {{- end }}
+
+{{/* The LLM provider's environment: the generator's model, and the API's for asks. */}}
+{{- define "cairn.providerEnv" -}}
+{{- $provider := .Values.generator.provider -}}
+- name: CAIRN_PROVIDER
+  value: {{ $provider | quote }}
+{{- if eq $provider "anthropic" }}
+- name: CAIRN_ANTHROPIC_MODEL
+  value: {{ .Values.generator.anthropicModel | quote }}
+- name: CAIRN_ANTHROPIC_API_KEY_FILE
+  value: /run/secrets/cairn/provider-api-key
+{{- else if eq $provider "openai" }}
+- name: CAIRN_OPENAI_BASE_URL
+  value: {{ required "generator.openaiBaseUrl is required with provider openai" .Values.generator.openaiBaseUrl | quote }}
+- name: CAIRN_OPENAI_MODEL
+  value: {{ required "generator.openaiModel is required with provider openai" .Values.generator.openaiModel | quote }}
+{{- if .Values.generator.openaiNeedsKey }}
+- name: CAIRN_OPENAI_API_KEY_FILE
+  value: /run/secrets/cairn/provider-api-key
+{{- end }}
+{{- end }}
+{{- end }}
