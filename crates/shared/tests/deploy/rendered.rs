@@ -171,6 +171,13 @@ fn everything_on_renders_ingress_keda_and_a_provider_key() {
         Some("/run/secrets/cairn/provider-api-key")
     );
     assert_eq!(env(c, "OTEL_EXPORTER_OTLP_ENDPOINT"), Some("http://otel:4318"));
+    // The API answers asks with the same model and key.
+    let c = container(find(docs, "Deployment", "cairn-api"));
+    assert_eq!(env(c, "CAIRN_PROVIDER"), Some("anthropic"));
+    assert_eq!(
+        env(c, "CAIRN_ANTHROPIC_API_KEY_FILE"),
+        Some("/run/secrets/cairn/provider-api-key")
+    );
 }
 
 #[test]
