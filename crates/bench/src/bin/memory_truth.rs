@@ -186,15 +186,21 @@ fn relative(path: &str) -> String {
         .to_string()
 }
 
+/// A turn's place in the replay: (session, prompt number).
+type At = (usize, i32);
+/// An observation: its id, files, turn and state.
+type Observed = (Uuid, BTreeSet<String>, At, String);
+/// A stored observation: id, files, session, prompt number, state.
+type Row = (Uuid, Vec<String>, String, Option<i32>, String);
+
 struct Replayed {
-    /// Per observation: its files, its position (session, turn), its state.
-    observations: Vec<(Uuid, BTreeSet<String>, (usize, i32), String)>,
+    observations: Vec<Observed>,
     /// Per file: the positions of the turns that edited it.
-    edits: HashMap<String, Vec<(usize, i32)>>,
+    edits: HashMap<String, Vec<At>>,
 }
 
 async fn replay(app: &TestApp) -> anyhow::Result<Replayed> {
-    let mut edits: HashMap<String, Vec<(usize, i32)>> = HashMap::new();
+    let mut edits: HashMap<String, Vec<At>> = HashMap::new();
     let mut sessions = Vec::new();
     for (s, turns) in script().iter().enumerate() {
         let session = format!("truth-{s}");
@@ -222,7 +228,7 @@ async fn replay(app: &TestApp) -> anyhow::Result<Replayed> {
         settle(&app.pool).await?;
         sessions.push(session);
     }
-    let rows: Vec<(Uuid, Vec<String>, String, Option<i32>, String)> = sqlx::query_as(
+    let rows: Vec<Row> = sqlx::query_as(
         "SELECT o.id, o.files_read || o.files_modified, s.external_session_id, o.prompt_number, o.state
          FROM observations o JOIN sessions s ON s.id = o.session_id WHERE o.kind <> 'plan'",
     )
@@ -241,7 +247,7 @@ async fn replay(app: &TestApp) -> anyhow::Result<Replayed> {
 
 impl Replayed {
     /// Whether a turn after the observation's edited one of its files.
-    fn outdated(&self, files: &BTreeSet<String>, at: (usize, i32)) -> bool {
+    fn outdated(&self, files: &BTreeSet<String>, at: At) -> bool {
         files
             .iter()
             .any(|f| self.edits.get(f).is_some_and(|e| e.iter().any(|edit| *edit > at)))
