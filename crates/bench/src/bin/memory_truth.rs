@@ -403,7 +403,9 @@ async fn seed(pool: &PgPool, app: &TestApp, n: i64, files: i64) -> anyhow::Resul
     .execute(pool)
     .await
     .context("seeding observations")?;
-    sqlx::query("ANALYZE observations").execute(pool).await?;
+    // As autovacuum would after a bulk load: rows still in the GIN indexes'
+    // pending lists make every lookup scan those lists (p99 70 ms instead of a few).
+    sqlx::query("VACUUM ANALYZE observations").execute(pool).await?;
     Ok(())
 }
 

@@ -72,6 +72,9 @@ pub async fn run(dir: &Path, profile: Profile, sets: &[Set]) -> anyhow::Result<R
     let mut replayed = replay::replay(&data).await.context("replaying the sessions")?;
     let unembedded = replayed.complete_vectors().await?;
     replayed.stop_generator().await?;
+    // Memory as a deployment keeps it: near-duplicates merged (what the
+    // generator's upkeep does every few minutes), so recall is measured after.
+    let upkept = cairn_generator::upkeep::run(&replayed.app.pool, "recall", 20).await?;
     let retained = retention::measure(&replayed.app.pool, &data).await?;
     let first = data.projects.first().context("no projects")?;
     let modes = retrieval::modes(&replayed, &first.slug).await?;
@@ -89,6 +92,12 @@ pub async fn run(dir: &Path, profile: Profile, sets: &[Set]) -> anyhow::Result<R
     }
     if failed > 0 {
         notes.push(format!("{failed} generation jobs did not complete"));
+    }
+    if upkept.merged > 0 {
+        notes.push(format!(
+            "consolidation merged {} near-duplicate observations",
+            upkept.merged
+        ));
     }
     let report = Report {
         profile: profile.as_str().into(),
