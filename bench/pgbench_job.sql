@@ -44,11 +44,18 @@ WITH moved AS (
     , observations_written AS (
         INSERT INTO observations (id, team_id, project_id, session_id, job_id, generation_key, origin, kind,
             title, subtitle, facts, narrative, concepts, files_read, files_modified, metadata, provider, model,
-            prompt_number, commit_sha)
+            prompt_number, commit_sha, file_refs)
         SELECT o.id, m.team_id, m.project_id, m.session_id, m.id, o.generation_key, 'generated', o.kind,
             o.title, o.subtitle, o.facts, o.narrative, o.concepts, o.files_read, o.files_modified, o.metadata,
             o.provider, o.model, m.prompt_number,
-            (SELECT s.head_commit FROM sessions s WHERE s.id = m.session_id AND s.project_id = m.project_id)
+            (SELECT s.head_commit FROM sessions s WHERE s.id = m.session_id AND s.project_id = m.project_id),
+            coalesce((SELECT jsonb_agg(jsonb_build_object('path', v.path, 'hash', v.hash) ORDER BY v.path)
+                      FROM (SELECT DISTINCT ON (fv.path) fv.path, fv.hash
+                            FROM unnest(o.files_read || o.files_modified) f, sessions s, file_versions fv
+                            WHERE s.id = m.session_id AND s.project_id = m.project_id
+                              AND fv.project_id = m.project_id
+                              AND fv.path IN (f, CASE WHEN f LIKE s.cwd || '/%' THEN substr(f, length(s.cwd) + 2) END)
+                            ORDER BY fv.path, fv.seen_at DESC) v), '[]'::jsonb)
         FROM moved m, jsonb_to_recordset(jsonb_build_array(jsonb_build_object('id', gen_random_uuid(), 'generation_key', 'pgbench:' || gen_random_uuid(), 'kind', 'change', 'title', 'Edited src/lib.rs', 'subtitle', 'replaced 2 lines', 'facts', '["src/lib.rs: fn parse now returns Result"]'::jsonb, 'narrative', 'Edited src/lib.rs: parse returns a Result instead of panicking.', 'concepts', '["what-changed"]'::jsonb, 'files_read', '[]'::jsonb, 'files_modified', '["src/lib.rs"]'::jsonb, 'metadata', '{"heuristic": true}'::jsonb, 'provider', 'heuristic', 'model', 'heuristic-v1'))) AS o(id uuid, generation_key text, kind text, title text,
             subtitle text, facts text[], narrative text, concepts text[], files_read text[],
             files_modified text[], metadata jsonb, provider text, model text)

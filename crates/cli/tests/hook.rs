@@ -374,3 +374,37 @@ async fn a_team_token_in_an_unmapped_directory_spools_until_a_rule_exists() {
     assert!(client.spooled().is_empty());
     assert_eq!(rows(&app, &format!("project_id = '{}'", app.project_id)).await, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_tools_result_carries_the_files_hash_to_the_server() {
+    let app = spawn_app().await;
+    let dir = std::env::temp_dir().join(format!("cairn-hook-hash-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/lexer.rs"), b"abc").unwrap();
+    let client = Client::new(&app.base, &app.ingest_token);
+    let mut start = cc("hash-1", "SessionStart", json!({"source": "startup"}));
+    start["cwd"] = json!(dir);
+    assert_eq!(client.hook(&start).code, Some(0));
+    let mut read = cc(
+        "hash-1",
+        "PostToolUse",
+        json!({ "tool_name": "Read", "tool_use_id": "toolu_hash_1",
+                "tool_input": { "file_path": dir.join("src/lexer.rs") },
+                "tool_response": { "file": { "content": "abc" } } }),
+    );
+    read["cwd"] = json!(dir);
+    assert_eq!(client.hook(&read).code, Some(0));
+    let versions: Vec<(String, String)> = sqlx::query_as("SELECT path, hash FROM file_versions")
+        .fetch_all(&app.pool)
+        .await
+        .unwrap();
+    // SHA-256("abc"), under the path relative to the session's directory.
+    assert_eq!(
+        versions,
+        vec![(
+            "src/lexer.rs".to_string(),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad".to_string()
+        )]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

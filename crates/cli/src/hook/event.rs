@@ -8,7 +8,7 @@ use anyhow::Context;
 use cairn_privacy::PrivacyFilter;
 use serde_json::{Value, value::RawValue};
 
-use super::{git, query, transcript};
+use super::{file_hash, git, query, transcript};
 use crate::{agent::Agent, client_config::ClientConfig, spool::Entry};
 
 pub struct Prepared {
@@ -41,7 +41,13 @@ pub fn read(
     }
     let cwd = query::workdir(agent, &body);
     let repo = git::discover(&cwd);
-    let query = query::build(config.project.as_deref(), repo.as_ref(), &cwd);
+    let file_hash = file_hash::of_event(&body, &cwd);
+    let query = query::build(
+        config.project.as_deref(),
+        repo.as_ref(),
+        &cwd,
+        file_hash.as_deref(),
+    );
     let filter = filter
         .join()
         .map_err(|_| anyhow::anyhow!("the privacy filter did not build"))?;

@@ -5,6 +5,7 @@
 mod background;
 mod deliver;
 mod event;
+pub(crate) mod file_hash;
 /// Also used by `cairn doctor`, which asks what a hook would send.
 pub(crate) mod git;
 pub(crate) mod log;

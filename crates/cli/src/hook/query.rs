@@ -24,7 +24,7 @@ pub fn workdir(agent: Agent, body: &Value) -> PathBuf {
         .unwrap_or_default()
 }
 
-pub fn build(project: Option<&str>, repo: Option<&Repo>, cwd: &Path) -> String {
+pub fn build(project: Option<&str>, repo: Option<&Repo>, cwd: &Path, file_hash: Option<&str>) -> String {
     let mut pairs: Vec<(&str, String)> = Vec::with_capacity(4);
     if let Some(p) = project {
         pairs.push(("project", p.to_string()));
@@ -43,6 +43,9 @@ pub fn build(project: Option<&str>, repo: Option<&Repo>, cwd: &Path) -> String {
     }
     if !cwd.as_os_str().is_empty() {
         pairs.push(("cwd", cwd.to_string_lossy().into_owned()));
+    }
+    if let Some(hash) = file_hash {
+        pairs.push(("fileHash", hash.to_string()));
     }
     pairs
         .iter()
@@ -80,13 +83,16 @@ mod tests {
             head: Some("0123456789abcdef0123456789abcdef01234567".into()),
             branch: Some("feat/x".into()),
         };
-        let q = build(Some("web"), Some(&repo), Path::new("/home/a b/app/src"));
+        let q = build(Some("web"), Some(&repo), Path::new("/home/a b/app/src"), None);
         assert_eq!(
             q,
             "project=web&gitRemote=git%40github.com%3Aacme%2Fapp.git&repoRoot=%2Fhome%2Fa%20b%2Fapp\
              &head=0123456789abcdef0123456789abcdef01234567&branch=feat%2Fx&cwd=%2Fhome%2Fa%20b%2Fapp%2Fsrc"
         );
-        assert_eq!(build(None, None, Path::new("/x")), "cwd=%2Fx");
+        assert_eq!(
+            build(None, None, Path::new("/x"), Some("ab12")),
+            "cwd=%2Fx&fileHash=ab12"
+        );
         assert_eq!(encode("é&="), "%C3%A9%26%3D");
     }
 

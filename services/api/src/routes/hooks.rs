@@ -17,7 +17,7 @@ use crate::{
         agents::{HookAgent, HookRequest, Moment, ParsedHook},
     },
     state::AppState,
-    store::code::{self, Checkout},
+    store::code::{self, Checkout, FileSeen},
 };
 
 #[derive(Deserialize, IntoParams)]
@@ -36,6 +36,10 @@ pub struct HookQuery {
     pub head: Option<String>,
     /// The checked-out branch.
     pub branch: Option<String>,
+    /// After a tool ran on a file: the SHA-256 (hex) of the file's content
+    /// then. A Read that finds a version the project's memories of the file
+    /// were not drawn from marks them stale.
+    pub file_hash: Option<String>,
 }
 
 impl HookQuery {
@@ -62,6 +66,25 @@ impl HookQuery {
         };
         (checkout != Checkout::default()).then_some(checkout)
     }
+
+    /// The version of the tool's file `event` reports, when the query carries
+    /// a well-formed hash and the event is a file tool's result.
+    pub fn file_seen(&self, event: &IncomingEvent) -> Option<FileSeen> {
+        let hash = self
+            .file_hash
+            .as_deref()
+            .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))?;
+        if event.kind != EventKind::PostTool {
+            return None;
+        }
+        let path = context::file_memories::target(event.tool_name.as_deref(), &event.payload)?;
+        Some(FileSeen {
+            path: cairn_shared::paths::relative(path, body_cwd(event)).to_string(),
+            hash: hash.to_ascii_lowercase(),
+            // The agent's own edits are the completion's to re-mark (superseded or stale).
+            recheck: event.tool_name.as_deref() == Some("Read"),
+        })
+    }
 }
 
 /// Stores the event; at a session's start and at each prompt, also the
@@ -70,14 +93,23 @@ async fn store(
     state: &AppState,
     project: ProjectRef,
     event: IncomingEvent,
-    checkout: Option<&Checkout>,
+    query: &HookQuery,
 ) -> ApiResult<()> {
     let at_boundary = matches!(event.kind, EventKind::SessionStart | EventKind::UserPrompt);
+    let seen = query.file_seen(&event);
     let outcome = ingest::ingest_one(state, project, event).await?;
-    if let (true, Some(checkout), Some(session)) = (at_boundary, checkout, outcome.session.as_ref())
-        && let Err(e) = code::record(&state.pool, project.id, session.id, checkout).await
+    let Some(session) = outcome.session.as_ref() else {
+        return Ok(());
+    };
+    if let (true, Some(checkout)) = (at_boundary, query.checkout())
+        && let Err(e) = code::record(&state.pool, project.id, session.id, &checkout).await
     {
         tracing::warn!(error = %e, "could not record the session's checkout");
+    }
+    if let Some(seen) = seen
+        && let Err(e) = code::file_seen(&state.pool, project.id, session.id, &seen).await
+    {
+        tracing::warn!(error = %e, "could not record the file's version");
     }
     Ok(())
 }
@@ -145,11 +177,10 @@ pub async fn post_hook(
     let (project, _) = auth
         .project_at(&state, query.project.as_deref(), &query.locator(body_cwd(&event)))
         .await?;
-    let checkout = query.checkout();
     let context = match agent.takes_context(moment) {
         Some(Moment::SessionStart) => {
             let mode = Mode::for_source(source.as_deref());
-            store(&state, project, event, checkout.as_ref()).await?;
+            store(&state, project, event, &query).await?;
             let request = ContextRequest {
                 project_id: project.id,
                 query: None,
@@ -171,7 +202,7 @@ pub async fn post_hook(
                 &prompt,
                 state.config.prompt_context_deadline,
             );
-            let (stored, related) = tokio::join!(store(&state, project, event, checkout.as_ref()), related);
+            let (stored, related) = tokio::join!(store(&state, project, event, &query), related);
             stored?;
             related
         }
@@ -189,19 +220,18 @@ pub async fn post_hook(
                         cwd.as_deref(),
                         state.config.file_memories_deadline,
                     );
-                    let (stored, about) =
-                        tokio::join!(store(&state, project, event, checkout.as_ref()), about);
+                    let (stored, about) = tokio::join!(store(&state, project, event, &query), about);
                     stored?;
                     about
                 }
                 None => {
-                    store(&state, project, event, checkout.as_ref()).await?;
+                    store(&state, project, event, &query).await?;
                     None
                 }
             }
         }
         _ => {
-            store(&state, project, event, checkout.as_ref()).await?;
+            store(&state, project, event, &query).await?;
             None
         }
     };

@@ -13,6 +13,7 @@ mod context;
 mod dashboard_data;
 mod docs;
 mod file_memories;
+mod file_versions;
 mod floods;
 mod generated_client;
 mod health;

@@ -22,7 +22,8 @@ use crate::{
 /// The rows of a completed job, after the state machine's `moved` CTE:
 /// `$10` observations, `$11` summaries, `$12` and `$13` their vectors, as
 /// jsonb arrays (empty when there are none). Each observation records the
-/// session's HEAD (`commit_sha`). Memory tied to code: the project's older
+/// session's HEAD (`commit_sha`) and, in `file_refs`, the newest version
+/// (`file_versions`: the hook's `fileHash`) of each file it names. Memory tied to code: the project's older
 /// live observations about a file this job's observations modified (its
 /// path as given, or relative to / under the session's directory) are
 /// re-marked in the same statement — `superseded` (by the new observation)
@@ -37,11 +38,18 @@ const COMPLETION_WRITES: &str = "
     , observations_written AS (
         INSERT INTO observations (id, team_id, project_id, session_id, job_id, generation_key, origin, kind,
             title, subtitle, facts, narrative, concepts, files_read, files_modified, metadata, provider, model,
-            prompt_number, commit_sha)
+            prompt_number, commit_sha, file_refs)
         SELECT o.id, m.team_id, m.project_id, m.session_id, m.id, o.generation_key, 'generated', o.kind,
             o.title, o.subtitle, o.facts, o.narrative, o.concepts, o.files_read, o.files_modified, o.metadata,
             o.provider, o.model, m.prompt_number,
-            (SELECT s.head_commit FROM sessions s WHERE s.id = m.session_id AND s.project_id = m.project_id)
+            (SELECT s.head_commit FROM sessions s WHERE s.id = m.session_id AND s.project_id = m.project_id),
+            coalesce((SELECT jsonb_agg(jsonb_build_object('path', v.path, 'hash', v.hash) ORDER BY v.path)
+                      FROM (SELECT DISTINCT ON (fv.path) fv.path, fv.hash
+                            FROM unnest(o.files_read || o.files_modified) f, sessions s, file_versions fv
+                            WHERE s.id = m.session_id AND s.project_id = m.project_id
+                              AND fv.project_id = m.project_id
+                              AND fv.path IN (f, CASE WHEN f LIKE s.cwd || '/%' THEN substr(f, length(s.cwd) + 2) END)
+                            ORDER BY fv.path, fv.seen_at DESC) v), '[]'::jsonb)
         FROM moved m, jsonb_to_recordset($10) AS o(id uuid, generation_key text, kind text, title text,
             subtitle text, facts text[], narrative text, concepts text[], files_read text[],
             files_modified text[], metadata jsonb, provider text, model text)

@@ -172,3 +172,76 @@ async fn a_rewritten_file_makes_its_old_memories_stale_or_superseded_and_no_othe
         ],
     );
 }
+
+/// A hook call with the file's hash, as `cairn hook` sends it after a tool ran.
+async fn hook_with_hash(app: &TestApp, body: serde_json::Value, hash: &str) {
+    let (status, res) = app
+        .post(
+            &format!("/v1/hooks/claude-code?fileHash={hash}"),
+            Some(&app.ingest_token),
+            &body,
+        )
+        .await;
+    assert_eq!(status, 200, "{res}");
+}
+
+#[tokio::test]
+async fn observations_cite_the_file_version_they_were_drawn_from_and_a_later_version_stales_them() {
+    let app = spawn_app().await;
+    let v1 = "a".repeat(64);
+    let v2 = "b".repeat(64);
+    let session = "s-hashes";
+    for body in [
+        cc(session, "SessionStart", json!({ "source": "startup" })),
+        cc(
+            session,
+            "UserPromptSubmit",
+            json!({ "prompt": "how does the lexer work" }),
+        ),
+    ] {
+        let (status, res) = app.hook(body).await;
+        assert_eq!(status, 200, "{res}");
+    }
+    let read = |session: &str| {
+        cc(
+            session,
+            "PostToolUse",
+            json!({ "tool_name": "Read", "tool_use_id": Uuid::new_v4().to_string(),
+                    "tool_input": { "file_path": "/home/dev/app/src/lexer.rs" },
+                    "tool_response": { "file": { "filePath": "/home/dev/app/src/lexer.rs",
+                                                 "content": "pub fn lex(input: &str) -> Vec<Token> { todo!() }" } } }),
+        )
+    };
+    hook_with_hash(&app, read(session), &v1).await;
+    let (status, res) = app
+        .hook(cc(
+            session,
+            "Stop",
+            json!({ "last_assistant_message": "The lexer is a hand-written scanner." }),
+        ))
+        .await;
+    assert_eq!(status, 200, "{res}");
+    let generator = start(&app, &[]);
+    wait_count(
+        &app.pool,
+        "SELECT count(*) FROM observations WHERE 'src/lexer.rs' = ANY(files_read) OR '/home/dev/app/src/lexer.rs' = ANY(files_read)",
+        1,
+        MINUTE,
+    )
+    .await;
+    generator.stop().await;
+    let (id, refs): (Uuid, serde_json::Value) = sqlx::query_as(
+        "SELECT id, file_refs FROM observations WHERE cardinality(files_read) > 0 ORDER BY created_at LIMIT 1",
+    )
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(refs, json!([{ "path": "src/lexer.rs", "hash": v1 }]));
+
+    // The same version read again in another session: still live.
+    hook_with_hash(&app, read("s-later"), &v1).await;
+    assert_eq!(state(&app, id).await.0, "live");
+    // The file changed outside the agent (a pull): the next Read finds v2.
+    hook_with_hash(&app, read("s-later"), &v2).await;
+    assert_eq!(state(&app, id).await.0, "stale");
+}
