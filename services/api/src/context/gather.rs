@@ -76,45 +76,70 @@ pub async fn settings(pool: &PgPool, project_id: Uuid) -> sqlx::Result<Option<Pr
 const OBSERVATION_COLUMNS: &str =
     "id, kind, title, subtitle, facts, narrative, files_read, files_modified, created_at, state";
 
-/// The states context gives back: superseded, merged and archived memories are never injected.
-const INJECTED: &str = "state IN ('live', 'stale')";
-
-pub async fn candidates(pool: &PgPool, project_id: Uuid, query: Option<&str>) -> sqlx::Result<Candidates> {
-    candidates_with(pool, None, project_id, query).await
+/// [`OBSERVATION_COLUMNS`] as of the time in parameter `$p` (NULL: now): a
+/// memory whose state changed after it is shown as it was then, live.
+fn columns_as_of(p: usize) -> String {
+    OBSERVATION_COLUMNS.replace(
+        ", state",
+        &format!(", CASE WHEN state_changed_at > ${p}::timestamptz THEN 'live' ELSE state END AS state"),
+    )
 }
 
-/// [`candidates`], the relevant ones found by words and meaning when there is an embedder.
+/// The states context gives back, as of the time in parameter `$p` (NULL:
+/// now): live and stale memories written by then; superseded, merged and
+/// archived ones are never injected, unless they became so after it.
+fn injected(p: usize) -> String {
+    format!(
+        "created_at <= coalesce(${p}::timestamptz, now())
+         AND (state IN ('live', 'stale') OR state_changed_at > ${p}::timestamptz)"
+    )
+}
+
+pub async fn candidates(pool: &PgPool, project_id: Uuid, query: Option<&str>) -> sqlx::Result<Candidates> {
+    candidates_with(pool, None, project_id, query, None).await
+}
+
+/// [`candidates`], the relevant ones found by words and meaning when there
+/// is an embedder; as of `as_of` (a commit's first sighting) when set.
 pub async fn candidates_with(
     pool: &PgPool,
     embedder: Option<&cairn_embed::Embedder>,
     project_id: Uuid,
     query: Option<&str>,
+    as_of: Option<DateTime<Utc>>,
 ) -> sqlx::Result<Candidates> {
     let summaries = sqlx::query_as(
         "SELECT id, session_id, scope, request, learned, completed, next_steps, created_at
-         FROM summaries WHERE project_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2",
+         FROM summaries WHERE project_id = $1 AND created_at <= coalesce($3::timestamptz, now())
+         ORDER BY created_at DESC, id DESC LIMIT $2",
     )
     .bind(project_id)
     .bind(SUMMARIES)
+    .bind(as_of)
     .fetch_all(pool);
     let recent = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE project_id = $1 AND {INJECTED}
-         ORDER BY created_at DESC, id DESC LIMIT $2"
+        "SELECT {} FROM observations WHERE project_id = $1 AND {}
+         ORDER BY created_at DESC, id DESC LIMIT $2",
+        columns_as_of(3),
+        injected(3)
     )))
     .bind(project_id)
     .bind(RECENT)
+    .bind(as_of)
     .fetch_all(pool);
     // Counted up to a cap: the footer says "1000+" rather than scan a large project.
     let total = sqlx::query_scalar(
-        "SELECT count(*) FROM (SELECT 1 FROM observations WHERE project_id = $1 LIMIT $2) capped",
+        "SELECT count(*) FROM (SELECT 1 FROM observations WHERE project_id = $1
+                               AND created_at <= coalesce($3::timestamptz, now()) LIMIT $2) capped",
     )
     .bind(project_id)
     .bind(COUNT_CAP)
+    .bind(as_of)
     .fetch_one(pool);
     let (summaries, recent, total_observations): (Vec<SummaryItem>, Vec<ObservationItem>, i64) =
         tokio::try_join!(summaries, recent, total)?;
     let relevant = match query.map(str::trim).filter(|q| !q.is_empty()) {
-        Some(q) => relevant(pool, embedder, project_id, q).await?,
+        Some(q) => relevant(pool, embedder, project_id, q, as_of).await?,
         None => recent.iter().take(DETAILED as usize).cloned().collect(),
     };
     Ok(Candidates {
@@ -129,7 +154,7 @@ pub async fn candidates_with(
 /// narrative, newer first on ties. Only the newest `RANKED_MATCHES` matches
 /// are ranked (as in search): ranking reads each match's whole vector.
 pub async fn matching(pool: &PgPool, project_id: Uuid, or_query: &str) -> sqlx::Result<Vec<ObservationItem>> {
-    matching_up_to(pool, project_id, or_query, DETAILED).await
+    matching_up_to(pool, project_id, or_query, DETAILED, None).await
 }
 
 /// Full-text matches fused with the vector hits (`relevant`).
@@ -141,14 +166,17 @@ async fn matching_up_to(
     project_id: Uuid,
     or_query: &str,
     limit: i64,
+    as_of: Option<DateTime<Utc>>,
 ) -> sqlx::Result<Vec<ObservationItem>> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {columns} FROM (
-             SELECT {OBSERVATION_COLUMNS}, search FROM observations
-             WHERE project_id = $1 AND search @@ to_tsquery('english', $2) AND {INJECTED}
+             SELECT {inner}, search FROM observations
+             WHERE project_id = $1 AND search @@ to_tsquery('english', $2) AND {injected}
              ORDER BY created_at DESC LIMIT $4) newest_matches
          LEFT JOIN memory_retrievals r ON r.observation_id = newest_matches.id
          ORDER BY ts_rank(search, to_tsquery('english', $2)) * {state} * {used} DESC, created_at DESC LIMIT $3",
+        inner = columns_as_of(5),
+        injected = injected(5),
         state = crate::search::rank::state_weight("newest_matches"),
         used = crate::search::rank::use_recency("newest_matches", "r"),
         columns = OBSERVATION_COLUMNS
@@ -163,6 +191,7 @@ async fn matching_up_to(
     .bind(or_query)
     .bind(limit)
     .bind(crate::search::RANKED_MATCHES)
+    .bind(as_of)
     .fetch_all(pool)
     .await
 }
@@ -177,18 +206,19 @@ pub async fn relevant(
     embedder: Option<&cairn_embed::Embedder>,
     project_id: Uuid,
     text: &str,
+    as_of: Option<DateTime<Utc>>,
 ) -> sqlx::Result<Vec<ObservationItem>> {
     let words = any_word_query(text);
     let Some(embedder) = embedder else {
         return match words.is_empty() {
             true => Ok(vec![]),
-            false => matching(pool, project_id, &words).await,
+            false => matching_up_to(pool, project_id, &words, DETAILED, as_of).await,
         };
     };
     let by_words = async {
         match words.is_empty() {
             true => Ok(vec![]),
-            false => matching_up_to(pool, project_id, &words, FUSED_MATCHES).await,
+            false => matching_up_to(pool, project_id, &words, FUSED_MATCHES, as_of).await,
         }
     };
     let by_meaning = async {
@@ -202,7 +232,7 @@ pub async fn relevant(
         let filters = crate::search::Filters::default();
         let request = crate::search::vector::Request {
             project_id,
-            as_of: None,
+            as_of,
             filters: &filters,
             summaries: false,
             exclude: None,
@@ -224,7 +254,7 @@ pub async fn relevant(
         by_words.into_iter().map(|o| (o.id, o)).collect();
     let missing: Vec<Uuid> = ids.iter().filter(|id| !known.contains_key(id)).copied().collect();
     if !missing.is_empty() {
-        for o in by_ids(pool, project_id, &missing).await? {
+        for o in by_ids(pool, project_id, &missing, as_of).await? {
             known.insert(o.id, o);
         }
     }
@@ -232,12 +262,20 @@ pub async fn relevant(
 }
 
 #[tracing::instrument(skip(pool, ids), fields(ids = ids.len()))]
-async fn by_ids(pool: &PgPool, project_id: Uuid, ids: &[Uuid]) -> sqlx::Result<Vec<ObservationItem>> {
+async fn by_ids(
+    pool: &PgPool,
+    project_id: Uuid,
+    ids: &[Uuid],
+    as_of: Option<DateTime<Utc>>,
+) -> sqlx::Result<Vec<ObservationItem>> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE project_id = $1 AND id = ANY($2) AND {INJECTED}"
+        "SELECT {} FROM observations WHERE project_id = $1 AND id = ANY($2) AND {}",
+        columns_as_of(3),
+        injected(3)
     )))
     .bind(project_id)
     .bind(ids)
+    .bind(as_of)
     .fetch_all(pool)
     .await
 }

@@ -59,6 +59,9 @@ pub struct ContextRequest<'a> {
     /// on injected context, Windsurf's on a rules file).
     pub max_tokens: Option<usize>,
     pub mode: Mode,
+    /// As of this time (a commit's first sighting): memories written later
+    /// are left out, and those whose state changed later are shown as they were.
+    pub as_of: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 #[derive(Clone, Debug)]
@@ -94,7 +97,8 @@ pub async fn build_with(
         }
     };
     let query = request.query.map(str::trim).filter(|q| !q.is_empty());
-    let candidates = gather::candidates_with(pool, embedder, request.project_id, query).await?;
+    let candidates =
+        gather::candidates_with(pool, embedder, request.project_id, query, request.as_of).await?;
     let selection = select::select(&settings.name, &candidates, budget, max_details);
     let injected = selection
         .details

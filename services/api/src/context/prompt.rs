@@ -45,7 +45,7 @@ async fn lookup(
     if !settings.prompt_context {
         return Ok(None);
     }
-    let matches = gather::relevant(pool, embedder, project_id, prompt).await?;
+    let matches = gather::relevant(pool, embedder, project_id, prompt, None).await?;
     Ok(render(&matches, settings.prompt_context_budget_tokens as usize))
 }
 

@@ -352,6 +352,7 @@ impl CairnMcp {
                 budget_tokens: None,
                 max_tokens: None,
                 mode: Mode::Full,
+                as_of: None,
             },
         )
         .await?;

@@ -68,6 +68,7 @@ pub async fn post_context(
             budget_tokens: None,
             max_tokens: None,
             mode: Mode::Full,
+            as_of: None,
         },
     )
     .await?;
@@ -99,6 +100,10 @@ pub struct ContextQuery {
     pub mode: Option<String>,
     /// `json` (default) or `markdown`.
     pub format: Option<String>,
+    /// As of this commit (7 to 64 hex digits of an id the project's hooks
+    /// reported): only memories written by the time the project first saw it,
+    /// in the states they had then.
+    pub commit: Option<String>,
 }
 
 /// The project's context, fitted to its token budget: JSON, or the agents' markdown.
@@ -139,6 +144,10 @@ pub async fn get_project_context(
             ),
         ));
     }
+    let as_of = match query.commit.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
+        Some(commit) => Some(crate::routes::search::as_of_commit(&state, project.id, commit).await?),
+        None => None,
+    };
     let built = context::build_with(
         &state.pool,
         state.embedder.as_ref(),
@@ -148,6 +157,7 @@ pub async fn get_project_context(
             budget_tokens: query.budget,
             max_tokens: None,
             mode,
+            as_of,
         },
     )
     .await?;

@@ -187,6 +187,7 @@ pub async fn post_hook(
                 budget_tokens: None,
                 max_tokens: Some(agent.context_cap_tokens()),
                 mode,
+                as_of: None,
             };
             Some(context::build(&state.pool, &request).await?.selection.markdown)
         }

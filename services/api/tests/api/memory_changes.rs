@@ -299,3 +299,77 @@ async fn context_shows_plans_under_their_own_heading() {
     );
     assert!(context.contains("Tokenizer keeps spans"), "{context}");
 }
+
+#[tokio::test]
+async fn context_as_of_a_commit_shows_memory_as_it_was_then() {
+    let app = spawn_app().await;
+    let p = app.project_id;
+    let kept = remember(&app, p, "Parser is recursive descent", "live", 60).await;
+    let replaced = remember(&app, p, "Lexer keeps no spans", "live", 50).await;
+    let commit = "89abcdef0123456789abcdef0123456789abcdef";
+    sqlx::query("INSERT INTO project_commits (project_id, commit_sha, first_seen_at) VALUES ($1, $2, now() - interval '30 minutes')")
+        .bind(p)
+        .bind(commit)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    // After the commit: a new memory, and the old lexer memory superseded by it.
+    let later = remember(&app, p, "Lexer keeps spans now", "live", 5).await;
+    sqlx::query("UPDATE observations SET state = 'superseded', state_changed_at = now(), replaced_by = $2 WHERE id = $1")
+        .bind(replaced)
+        .bind(later)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+
+    let ids = |v: &Value, key: &str| -> Vec<String> {
+        v[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (status, now) = app
+        .get(&format!("/v1/projects/{p}/context"), Some(&app.ingest_token))
+        .await;
+    assert_eq!(status, 200, "{now}");
+    let shown_now: Vec<String> = [ids(&now, "details"), ids(&now, "index")].concat();
+    assert!(
+        shown_now.contains(&later.to_string()) && shown_now.contains(&kept.to_string()),
+        "{now}"
+    );
+    assert!(
+        !shown_now.contains(&replaced.to_string()),
+        "superseded now: {now}"
+    );
+
+    let (status, then) = app
+        .get(
+            &format!("/v1/projects/{p}/context?commit={}", &commit[..10]),
+            Some(&app.ingest_token),
+        )
+        .await;
+    assert_eq!(status, 200, "{then}");
+    let shown_then: Vec<String> = [ids(&then, "details"), ids(&then, "index")].concat();
+    assert!(shown_then.contains(&kept.to_string()), "{then}");
+    assert!(
+        shown_then.contains(&replaced.to_string()),
+        "live at the commit: {then}"
+    );
+    assert!(
+        !shown_then.contains(&later.to_string()),
+        "written after the commit: {then}"
+    );
+    let (status, refused) = app
+        .get(
+            &format!("/v1/projects/{p}/context?commit=fffffff"),
+            Some(&app.ingest_token),
+        )
+        .await;
+    assert_eq!(
+        (status, refused["error"]["code"].as_str()),
+        (422, Some("unknown_commit")),
+        "{refused}"
+    );
+}
