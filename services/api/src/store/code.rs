@@ -89,7 +89,9 @@ pub struct FileSeen {
 /// Records the version (`file_versions`, with the session's HEAD) and, when
 /// asked, marks stale the project's live memories drawn from another
 /// version of the file (`file_refs` names the file with another hash), each
-/// with a `memory_changes` row. Memories without a recorded version of the
+/// with a `memory_changes` row — unless this session itself recorded this
+/// version before (it edited the file and reads its own result: the turn's
+/// completion re-marks those memories, superseding where it can). Memories without a recorded version of the
 /// file are left alone: nothing says they are out of date.
 #[tracing::instrument(skip(pool, seen), fields(path = %seen.path))]
 pub async fn file_seen(
@@ -109,6 +111,9 @@ pub async fn file_seen(
              UPDATE observations o SET state = 'stale', state_changed_at = now(), updated_at = now()
              FROM seen
              WHERE $5 AND o.project_id = $1 AND o.state = 'live'
+               -- A version this session made (its own edit) is the completion's to re-mark.
+               AND NOT EXISTS (SELECT 1 FROM file_versions p
+                               WHERE p.project_id = $1 AND p.path = $3 AND p.hash = $4 AND p.session_id = $2)
                AND o.file_refs @> jsonb_build_array(jsonb_build_object('path', seen.path))
                AND NOT o.file_refs @> jsonb_build_array(jsonb_build_object('path', seen.path, 'hash', seen.hash))
              RETURNING o.id, o.team_id

@@ -2,8 +2,9 @@
 //! hash (`fileHash`); the API records the version, and a Read that finds a
 //! version other than the one a live memory was drawn from marks that memory
 //! stale (logged), leaving memories of that version, of other files and
-//! without a recorded version alone. The agent's own edits are left to the
-//! completion; a malformed hash is ignored, never a failed hook.
+//! without a recorded version alone. The agent's own edits, and its Reads of
+//! what it wrote, are left to the completion; a malformed hash is ignored,
+//! never a failed hook.
 
 use serde_json::json;
 use uuid::Uuid;
@@ -115,8 +116,10 @@ async fn a_read_of_another_version_makes_memories_of_the_old_one_stale() {
         vec![(old, "stale".into(), "its file was read at another version".into())]
     );
 
-    // The agent's own edit records the version and re-marks nothing here.
+    // The agent's own edit records the version and re-marks nothing here,
+    // nor does its Read of its own result: the turn's completion re-marks.
     tool(&app, "Edit", H3).await;
     assert_eq!(versions(&app).await.len(), 2);
+    tool(&app, "Read", H3).await;
     assert_eq!(state(&app, current).await, "live");
 }
