@@ -25,9 +25,14 @@ if (( free_kb < 30 * 1024 * 1024 )) && [[ -d $CARGO_TARGET_DIR/debug/deps ]]; th
 fi
 export CAIRN_TEST_DATABASE_URL="${CAIRN_TEST_DATABASE_URL:-$CAIRN_PG_ADMIN_URL}"
 
-# Databases left by earlier runs (each test makes its own).
-psql "$CAIRN_TEST_DATABASE_URL" -Atqc "SELECT datname FROM pg_database WHERE datname LIKE 'cairn_test_%'" |
-    while read -r db; do psql "$CAIRN_TEST_DATABASE_URL" -qc "DROP DATABASE IF EXISTS \"$db\"" || true; done
+# Each test makes a database of its own (~300 in a run, ~5 GB) and leaves
+# it: they are dropped before the run (an earlier run's) and after it.
+drop_test_databases() {
+    psql "$CAIRN_TEST_DATABASE_URL" -Atqc "SELECT datname FROM pg_database WHERE datname LIKE 'cairn_test_%'" |
+        while read -r db; do psql "$CAIRN_TEST_DATABASE_URL" -qc "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" || true; done
+}
+drop_test_databases
+trap drop_test_databases EXIT
 
 # The real agent CLIs the end-to-end hook tests drive (npm; Node from apt when missing).
 if ! command -v npm >/dev/null 2>&1; then
