@@ -26,10 +26,11 @@ fi
 export CAIRN_TEST_DATABASE_URL="${CAIRN_TEST_DATABASE_URL:-$CAIRN_PG_ADMIN_URL}"
 
 # Each test makes a database of its own (~300 in a run, ~5 GB) and leaves
-# it: they are dropped before the run (an earlier run's) and after it.
+# it: they are dropped before the run (an earlier run's) and after it
+# (one still in use, by a bench say, is left alone).
 drop_test_databases() {
     psql "$CAIRN_TEST_DATABASE_URL" -Atqc "SELECT datname FROM pg_database WHERE datname LIKE 'cairn_test_%'" |
-        while read -r db; do psql "$CAIRN_TEST_DATABASE_URL" -qc "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" || true; done
+        while read -r db; do psql "$CAIRN_TEST_DATABASE_URL" -qc "DROP DATABASE IF EXISTS \"$db\"" || true; done
 }
 drop_test_databases
 trap drop_test_databases EXIT
