@@ -101,7 +101,8 @@ pub struct ContextQuery {
     /// `json` (default) or `markdown`.
     pub format: Option<String>,
     /// As of this commit (7 to 64 hex digits of an id the project's hooks
-    /// reported): only memories written by the time the project first saw it,
+    /// reported): only memories written while it was the project's newest
+    /// commit or before (until the hooks first reported a later one),
     /// in the states they had then.
     pub commit: Option<String>,
 }

@@ -133,7 +133,8 @@ pub struct SearchQuery {
     /// reciprocal rank). Default: `hybrid` when the server has embeddings, else `fulltext`.
     pub mode: Option<String>,
     /// As of this commit (7 to 64 hex digits of an id the project's hooks
-    /// reported): only memories written by the time the project first saw it,
+    /// reported): only memories written while it was the project's newest
+    /// commit or before (until the hooks first reported a later one),
     /// with recency measured from then.
     pub commit: Option<String>,
 }
@@ -321,7 +322,7 @@ pub async fn get_observations(
     }))
 }
 
-/// When the project first saw `commit`: 422 for a malformed id
+/// Until when `commit` was the project's newest (`code::commit_seen_at`): 422 for a malformed id
 /// (`invalid_field`), one the project never saw (`unknown_commit`) or an
 /// abbreviation of several (`ambiguous_commit`).
 pub async fn as_of_commit(

@@ -49,25 +49,29 @@ pub async fn record(
     Ok(())
 }
 
-/// When the project first saw the commit `prefix` names (7 to 64 hex
-/// digits): `Ok(None)` when it never did, `Err(n)` when `n` > 1 commits
-/// start with it.
+/// The end of the time the commit `prefix` names (7 to 64 hex digits) was
+/// the project's newest: when the project first saw a later commit, or now
+/// when none. Memory "as of" a commit is what was written up to then — what
+/// was learned while working on it included. `Ok(None)` when the project
+/// never saw the commit, `Err(n)` when `n` > 1 commits start with it.
 #[tracing::instrument(skip(pool))]
 pub async fn commit_seen_at(
     pool: &PgPool,
     project_id: Uuid,
     prefix: &str,
 ) -> sqlx::Result<Result<Option<chrono::DateTime<chrono::Utc>>, usize>> {
-    let seen: Vec<chrono::DateTime<chrono::Utc>> = sqlx::query_scalar(
-        "SELECT first_seen_at FROM project_commits
-         WHERE project_id = $1 AND commit_sha LIKE $2 || '%'
-         ORDER BY first_seen_at LIMIT 2",
+    let until: Vec<chrono::DateTime<chrono::Utc>> = sqlx::query_scalar(
+        "SELECT coalesce((SELECT min(n.first_seen_at) FROM project_commits n
+                          WHERE n.project_id = c.project_id AND n.first_seen_at > c.first_seen_at), now())
+         FROM project_commits c
+         WHERE c.project_id = $1 AND c.commit_sha LIKE $2 || '%'
+         ORDER BY c.first_seen_at LIMIT 2",
     )
     .bind(project_id)
     .bind(prefix)
     .fetch_all(pool)
     .await?;
-    Ok(match seen.as_slice() {
+    Ok(match until.as_slice() {
         [] => Ok(None),
         [at] => Ok(Some(*at)),
         more => Err(more.len()),

@@ -214,16 +214,18 @@ async fn search_as_of_a_commit_leaves_out_later_memories() {
     let app = spawn_app().await;
     let p = app.project_id;
     let before = remember(&app, p, "parser recursion", "live", 60).await;
+    // The commit, first reported 30 minutes ago; the next one 10 minutes ago.
     let commit = "0123456789abcdef0123456789abcdef01234567";
     sqlx::query(
         "INSERT INTO project_commits (project_id, commit_sha, first_seen_at) VALUES ($1, $2, now() - interval '30 minutes'),
-                ($1, '0123456fffffffffffffffffffffffffffffffff', now())",
+                ($1, '0123456fffffffffffffffffffffffffffffffff', now() - interval '10 minutes')",
     )
     .bind(p)
     .bind(commit)
     .execute(&app.pool)
     .await
     .unwrap();
+    let during = remember(&app, p, "parser recursion", "live", 20).await;
     let after = remember(&app, p, "parser recursion", "live", 5).await;
 
     let ids = |v: &Value| -> Vec<String> {
@@ -236,7 +238,7 @@ async fn search_as_of_a_commit_leaves_out_later_memories() {
     };
     let (status, now) = app.get("/v1/search?query=parser", Some(&app.ingest_token)).await;
     assert_eq!(status, 200, "{now}");
-    assert_eq!(ids(&now).len(), 2);
+    assert_eq!(ids(&now).len(), 3);
     let (status, then) = app
         .get(
             &format!("/v1/search?query=parser&commit={}", &commit[..12]),
@@ -244,7 +246,14 @@ async fn search_as_of_a_commit_leaves_out_later_memories() {
         )
         .await;
     assert_eq!(status, 200, "{then}");
-    assert_eq!(ids(&then), vec![before.to_string()], "not {after}");
+    let mut found = ids(&then);
+    found.sort();
+    let mut want = vec![before.to_string(), during.to_string()];
+    want.sort();
+    assert_eq!(
+        found, want,
+        "written while the commit was the newest, not {after}"
+    );
     for (commit, code) in [
         ("0123456", "ambiguous_commit"),
         ("abcdef0", "unknown_commit"),
@@ -307,7 +316,10 @@ async fn context_as_of_a_commit_shows_memory_as_it_was_then() {
     let kept = remember(&app, p, "Parser is recursive descent", "live", 60).await;
     let replaced = remember(&app, p, "Lexer keeps no spans", "live", 50).await;
     let commit = "89abcdef0123456789abcdef0123456789abcdef";
-    sqlx::query("INSERT INTO project_commits (project_id, commit_sha, first_seen_at) VALUES ($1, $2, now() - interval '30 minutes')")
+    sqlx::query(
+        "INSERT INTO project_commits (project_id, commit_sha, first_seen_at)
+         VALUES ($1, $2, now() - interval '30 minutes'), ($1, 'fedcba9876543210', now() - interval '10 minutes')",
+    )
         .bind(p)
         .bind(commit)
         .execute(&app.pool)
