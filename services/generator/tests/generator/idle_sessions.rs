@@ -109,3 +109,74 @@ async fn an_idle_session_is_ended_once_and_summarised_once() {
         .await;
     assert_eq!(jobs, 1);
 }
+
+#[tokio::test]
+async fn an_event_after_the_sweeper_ended_its_session_joins_the_latest_turn() {
+    let app = spawn_app().await;
+    open_turn(&app, "s-late").await;
+    sqlx::query(
+        "UPDATE sessions SET updated_at = now() - interval '2 hours' WHERE external_session_id = 's-late'",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(end_idle(&app.pool, HOUR).await.unwrap().sessions, 1);
+
+    // The agent was only idle: a tool call arrives without a new prompt.
+    let (status, res) = app
+        .hook(cc(
+            "s-late",
+            "PostToolUse",
+            json!({ "tool_name": "Edit", "tool_use_id": Uuid::new_v4().to_string(),
+                    "tool_input": { "file_path": "src/parser.rs", "old_string": "a", "new_string": "b" },
+                    "tool_response": { "ok": true } }),
+        ))
+        .await;
+    assert_eq!(status, 200, "{res}");
+    // It is the session's latest turn's (1), in a job of its own, made due by the turn's idle deadline.
+    let (turn, jobs): (Option<i32>, i64) = sqlx::query_as(
+        "SELECT e.prompt_number, (SELECT count(*) FROM generation_jobs j WHERE j.session_id = e.session_id
+                                  AND j.job_type = 'observations' AND j.prompt_number = 1)
+         FROM agent_events e JOIN sessions s ON s.id = e.session_id
+         WHERE s.external_session_id = 's-late' AND e.payload -> 'tool_input' ->> 'file_path' = 'src/parser.rs'",
+    )
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        (turn, jobs),
+        (Some(1), 2),
+        "attached to turn 1, beside the job the sweeper sealed"
+    );
+    let (status, metadata) = session(&app, "s-late").await;
+    assert_eq!(
+        (status.as_str(), &metadata["ended_by"]),
+        ("ended", &json!("sweeper"))
+    );
+
+    // The turn's idle deadline (the API's `CAIRN_TURN_IDLE_MS`, 2 minutes) passes.
+    sqlx::query(
+        "UPDATE generation_jobs SET next_attempt_at = now() WHERE status = 'queued' AND NOT sealed
+           AND session_id = (SELECT id FROM sessions WHERE external_session_id = 's-late')",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    let generator = start(&app, &[]);
+    wait_count(
+        &app.pool,
+        "SELECT count(*) FROM observations o JOIN sessions s ON s.id = o.session_id
+         WHERE s.external_session_id = 's-late' AND 'src/parser.rs' = ANY(o.files_modified) AND o.prompt_number = 1",
+        1,
+        MINUTE,
+    )
+    .await;
+    generator.stop().await;
+    let summaries = app
+        .count(
+            "SELECT count(*) FROM generation_jobs j JOIN sessions s ON s.id = j.session_id
+             WHERE s.external_session_id = 's-late' AND j.job_type = 'session_summary'",
+        )
+        .await;
+    assert_eq!(summaries, 1, "still summarised once");
+}
