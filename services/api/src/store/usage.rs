@@ -1,5 +1,6 @@
 //! LLM token usage and daily budgets (migration 0008): `llm_usage_daily`,
-//! filled by a trigger whenever a job's usage is recorded, the
+//! filled by a trigger whenever a job's usage is recorded, in up to sixteen
+//! rows (shards) per project and day that readers sum (migration 0018), the
 //! `llm_budget_today` view, and the budget columns of projects and teams.
 //! Days are UTC days.
 
@@ -56,7 +57,12 @@ pub async fn project_days(db: impl PgExecutor<'_>, project_id: Uuid, days: i32) 
                 coalesce(u.input_tokens, 0) AS input_tokens, coalesce(u.output_tokens, 0) AS output_tokens,
                 coalesce(u.llm_calls, 0) AS llm_calls, coalesce(u.heuristic_calls, 0) AS heuristic_calls
          FROM today, generate_series(today.d - ($2::int - 1), today.d, interval '1 day') AS g(day)
-         LEFT JOIN llm_usage_daily u ON u.project_id = $1 AND u.day = g.day::date
+         LEFT JOIN (SELECT day, sum(input_tokens)::bigint AS input_tokens,
+                           sum(output_tokens)::bigint AS output_tokens, sum(llm_calls)::bigint AS llm_calls,
+                           sum(heuristic_calls)::bigint AS heuristic_calls
+                    FROM llm_usage_daily
+                    WHERE project_id = $1 AND day > (SELECT d FROM today) - $2::int
+                    GROUP BY day) u ON u.day = g.day::date
          ORDER BY g.day",
     )
     .bind(project_id)
@@ -115,7 +121,7 @@ pub async fn project_budget(
 }
 
 /// Counts one model call made by the API itself (an ask) against the
-/// project's day, as the trigger counts a job's.
+/// project's day, as the trigger counts a job's (in a random shard).
 #[tracing::instrument(skip(db))]
 pub async fn add_call(
     db: impl PgExecutor<'_>,
@@ -125,9 +131,10 @@ pub async fn add_call(
     output_tokens: i64,
 ) -> sqlx::Result<()> {
     sqlx::query(
-        "INSERT INTO llm_usage_daily AS d (project_id, day, team_id, input_tokens, output_tokens, llm_calls)
-         VALUES ($2, (now() AT TIME ZONE 'UTC')::date, $1, $3, $4, 1)
-         ON CONFLICT (project_id, day) DO UPDATE SET
+        "INSERT INTO llm_usage_daily AS d (project_id, day, shard, team_id, input_tokens, output_tokens,
+                                           llm_calls)
+         VALUES ($2, (now() AT TIME ZONE 'UTC')::date, floor(random() * 16)::smallint, $1, $3, $4, 1)
+         ON CONFLICT (project_id, day, shard) DO UPDATE SET
              input_tokens = d.input_tokens + EXCLUDED.input_tokens,
              output_tokens = d.output_tokens + EXCLUDED.output_tokens,
              llm_calls = d.llm_calls + 1, updated_at = now()",

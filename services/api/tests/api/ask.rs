@@ -170,7 +170,8 @@ async fn a_models_answer_keeps_only_citations_of_the_memories_it_was_given() {
     assert_eq!(answer["usage"]["inputTokens"], 420);
     assert_eq!(answer["usage"]["outputTokens"], 35);
     let (input, output, calls): (i64, i64, i64) = sqlx::query_as(
-        "SELECT input_tokens, output_tokens, llm_calls FROM llm_usage_daily WHERE project_id = $1",
+        "SELECT sum(input_tokens)::bigint, sum(output_tokens)::bigint, sum(llm_calls)::bigint
+         FROM llm_usage_daily WHERE project_id = $1",
     )
     .bind(app.project_id)
     .fetch_one(&app.pool)

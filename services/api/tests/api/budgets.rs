@@ -204,6 +204,38 @@ async fn usage_is_summed_per_day() {
     assert_eq!(status, 403, "{res}");
 }
 
+/// A day's usage is spread over up to sixteen rows (picked by job id, so
+/// concurrent completions do not queue on one row lock); every reader sums them.
+#[tokio::test]
+async fn usage_spread_over_shards_adds_up() {
+    let app = spawn_app().await;
+    patch(&app, json!({ "llmDailyTokenBudget": 700 })).await;
+    for _ in 0..40 {
+        used(&app, 0, "anthropic", 10, 5).await;
+    }
+    let shards: i64 = sqlx::query_scalar("SELECT count(*) FROM llm_usage_daily WHERE project_id = $1")
+        .bind(app.project_id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert!(shards > 1, "40 jobs' usage in {shards} row(s)");
+    let path = format!("/v1/projects/{}/usage?days=1", app.project_id);
+    let (status, res) = app.get(&path, Some(&app.admin_token)).await;
+    assert_eq!(status, 200, "{res}");
+    assert_eq!(res["days"].as_array().unwrap().len(), 1, "{res}");
+    assert_eq!(res["days"][0]["inputTokens"], 400, "{res}");
+    assert_eq!(res["days"][0]["totalTokens"], 600, "{res}");
+    assert_eq!(res["days"][0]["llmCalls"], 40, "{res}");
+    let reader = app
+        .mint(json!({"name": "reader", "scopes": ["read"], "projectId": app.project_id}))
+        .await;
+    let (_, info) = app.get("/v1/info", Some(&reader)).await;
+    let b = &info["llmBudget"];
+    assert_eq!(b["project"]["tokensUsedToday"], 600, "{info}");
+    assert_eq!(b["team"]["tokensUsedToday"], 600, "{info}");
+    assert_eq!(b["state"], "degraded", "{info}");
+}
+
 #[tokio::test]
 async fn a_team_budget_is_set_by_a_team_admin_and_reported() {
     let app = spawn_app().await;

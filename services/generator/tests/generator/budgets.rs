@@ -199,7 +199,7 @@ async fn at_100_percent_no_provider_call_is_made() {
     assert!(mock.received_requests().await.unwrap().is_empty());
     // The heuristic spends no model tokens: usage stays where it was.
     let (used, heuristic): (i64, i64) = sqlx::query_as(
-        "SELECT input_tokens + output_tokens, heuristic_calls FROM llm_usage_daily
+        "SELECT sum(input_tokens + output_tokens)::bigint, sum(heuristic_calls)::bigint FROM llm_usage_daily
          WHERE project_id = $1 AND day = (now() AT TIME ZONE 'UTC')::date",
     )
     .bind(app.project_id)
