@@ -49,7 +49,10 @@ WITH moved AS (
             o.title, o.subtitle, o.facts, o.narrative, o.concepts, o.files_read, o.files_modified, o.metadata,
             o.provider, o.model, m.prompt_number,
             (SELECT s.head_commit FROM sessions s WHERE s.id = m.session_id AND s.project_id = m.project_id),
-            coalesce((SELECT jsonb_agg(jsonb_build_object('path', v.path, 'hash', v.hash) ORDER BY v.path)
+            coalesce((SELECT jsonb_agg(jsonb_build_object('path', v.path, 'hash', v.hash)
+                                       || CASE WHEN o.lines ? v.path THEN jsonb_build_object('lines', o.lines -> v.path)
+                                               ELSE '{}' END
+                                       ORDER BY v.path)
                       FROM (SELECT DISTINCT ON (fv.path) fv.path, fv.hash
                             FROM unnest(o.files_read || o.files_modified) f, sessions s, file_versions fv
                             WHERE s.id = m.session_id AND s.project_id = m.project_id
@@ -58,10 +61,13 @@ WITH moved AS (
                             ORDER BY fv.path, fv.seen_at DESC) v), '[]'::jsonb)
         FROM moved m, jsonb_to_recordset(jsonb_build_array(jsonb_build_object('id', gen_random_uuid(), 'generation_key', 'pgbench:' || gen_random_uuid(), 'kind', 'change', 'title', 'Edited src/lib.rs', 'subtitle', 'replaced 2 lines', 'facts', '["src/lib.rs: fn parse now returns Result"]'::jsonb, 'narrative', 'Edited src/lib.rs: parse returns a Result instead of panicking.', 'concepts', '["what-changed"]'::jsonb, 'files_read', '[]'::jsonb, 'files_modified', '["src/lib.rs"]'::jsonb, 'metadata', '{"heuristic": true}'::jsonb, 'provider', 'heuristic', 'model', 'heuristic-v1'))) AS o(id uuid, generation_key text, kind text, title text,
             subtitle text, facts text[], narrative text, concepts text[], files_read text[],
-            files_modified text[], metadata jsonb, provider text, model text)
-        RETURNING id, project_id, session_id, kind, files_modified
-    ), changed_files AS (
-        SELECT w.id, w.project_id, w.kind, w.files_modified || ARRAY(
+            files_modified text[], metadata jsonb, provider text, model text, lines jsonb)
+        RETURNING id, project_id, session_id, kind, files_modified, file_refs
+    ), changed_files AS MATERIALIZED (
+        SELECT w.id, w.project_id, w.kind,
+            (SELECT jsonb_object_agg(r ->> 'path', r -> 'hash') FROM jsonb_array_elements(w.file_refs) r
+             WHERE r ? 'hash') AS fresh,
+            w.files_modified || ARRAY(
                 SELECT p FROM (
                     SELECT CASE WHEN f LIKE s.cwd || '/%' THEN substr(f, length(s.cwd) + 2)
                                 WHEN f NOT LIKE '/%' THEN s.cwd || '/' || f END AS p
@@ -70,18 +76,23 @@ WITH moved AS (
                 WHERE p IS NOT NULL) AS paths
         FROM observations_written w WHERE cardinality(w.files_modified) > 0
     ), code_locked AS (
-        SELECT o.id, c.id AS new_id, c.kind AS new_kind, c.paths
+        SELECT o.id, c.id AS new_id, c.kind AS new_kind, c.paths,
+            file_refs_after_edits(o.file_refs, o.files_read || o.files_modified, c.paths, '{}'::jsonb, c.fresh) AS retied
         FROM observations o, changed_files c
         WHERE o.project_id = c.project_id AND o.state = 'live' AND o.kind <> 'plan'
           AND (o.files_read || o.files_modified) && c.paths
         FOR UPDATE OF o SKIP LOCKED
+    ), code_retied AS (
+        UPDATE observations o SET file_refs = c.retied, updated_at = now()
+        FROM code_locked c
+        WHERE o.id = c.id AND o.state = 'live' AND c.retied IS NOT NULL
     ), code_changed AS (
         UPDATE observations o SET
             state = CASE WHEN o.kind = c.new_kind AND o.files_modified && c.paths THEN 'superseded' ELSE 'stale' END,
             replaced_by = CASE WHEN o.kind = c.new_kind AND o.files_modified && c.paths THEN c.new_id END,
             state_changed_at = now(), updated_at = now()
         FROM code_locked c
-        WHERE o.id = c.id AND o.state = 'live'
+        WHERE o.id = c.id AND o.state = 'live' AND c.retied IS NULL
         RETURNING o.id, o.team_id, o.project_id, o.state, o.replaced_by
     ), code_changes_logged AS (
         INSERT INTO memory_changes (id, team_id, project_id, observation_id, action, from_state, to_state,

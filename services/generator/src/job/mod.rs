@@ -10,6 +10,7 @@
 
 pub mod load;
 pub mod observe;
+pub mod spans;
 pub mod write;
 
 use cairn_shared::jobs::{
@@ -36,6 +37,8 @@ pub struct Prepared {
     /// An observation job that took its turn's summary: the heuristic's
     /// summary, written if the job fails for good, so the turn keeps one.
     pub fallback_summary: Option<ParsedSummary>,
+    /// The lines and edits of the job's files.
+    pub code: spans::TurnCode,
 }
 
 /// How an attempt ended, for logs and tests.
@@ -74,6 +77,7 @@ impl Prepared {
             )),
             usage: None,
             fallback_summary: None,
+            code: spans::TurnCode::default(),
         }
     }
 }
@@ -96,6 +100,7 @@ async fn prepare_in_span(ctx: &Context, job: &ClaimedJob) -> Prepared {
                 )),
                 usage: None,
                 fallback_summary: None,
+                code: spans::TurnCode::default(),
             };
         }
     };
@@ -107,9 +112,15 @@ async fn prepare_in_span(ctx: &Context, job: &ClaimedJob) -> Prepared {
             result: Ok(Parsed::default()),
             usage: Some(Usage::default()),
             fallback_summary: None,
+            code: spans::TurnCode::default(),
         };
     }
     let material = &loaded.material;
+    // Only observations cite lines of code.
+    let code = match job_type {
+        JobType::Observations => spans::TurnCode::of(material),
+        JobType::TurnSummary | JobType::SessionSummary => spans::TurnCode::default(),
+    };
     // Past 80 % of a budget turn summaries are the heuristic's: the model
     // is then asked for the observations only.
     let model_summarises = loaded.summarise_turn && !budget_degraded(ctx, job).await;
@@ -145,12 +156,14 @@ async fn prepare_in_span(ctx: &Context, job: &ClaimedJob) -> Prepared {
                 completion.usage
             }),
             fallback_summary,
+            code,
         },
         Err(e) => Prepared {
             job_type,
             result: Err(e),
             usage: None,
             fallback_summary,
+            code,
         },
     }
 }
@@ -239,6 +252,7 @@ async fn finish_in_span(ctx: &Context, job: &ClaimedJob, worker: &str, prepared:
                 worker,
                 parsed,
                 &usage,
+                &prepared.code,
             )
             .await
             {

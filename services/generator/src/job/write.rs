@@ -14,6 +14,7 @@ use uuid::Uuid;
 
 use crate::{
     embed::{self, Vectors},
+    job::spans::TurnCode,
     parse::{Parsed, ParsedObservation, ParsedSummary},
     provider::Usage,
     publish::LiveNotice,
@@ -23,12 +24,17 @@ use crate::{
 /// `$10` observations, `$11` summaries, `$12` and `$13` their vectors, as
 /// jsonb arrays (empty when there are none). Each observation records the
 /// session's HEAD (`commit_sha`) and, in `file_refs`, the newest version
-/// (`file_versions`: the hook's `fileHash`) of each file it names. Memory tied to code: the project's older
-/// live observations about a file this job's observations modified (its
-/// path as given, or relative to / under the session's directory) are
-/// re-marked in the same statement — `superseded` (by the new observation)
-/// when they are of the same kind and modified that file too, else `stale`
-/// — each with a `memory_changes` row; nothing is deleted. A memory another
+/// (`file_versions`: the hook's `fileHash`) of each file it names, with the
+/// lines the job saw of it (`lines`, from `spans`). Memory tied to code: the
+/// project's older live observations about a file this job's observations
+/// modified (its path as given, or relative to / under the session's
+/// directory) are re-checked in the same statement against the job's edits
+/// (`$14`, see `spans::TurnCode::edits_json`): one drawn from the version
+/// the edits started from, whose lines no hunk touched, stays live and is
+/// tied to the new version (`file_refs_after_edits`, migration 0020); any
+/// other is re-marked — `superseded` (by the new observation) when of the
+/// same kind and it modified that file too, else `stale` — each with a
+/// `memory_changes` row; nothing is deleted. A memory another
 /// completion is re-marking at the same moment is skipped, not waited for
 /// (`SKIP LOCKED`): that completion marks it, so concurrent turns that edit
 /// one file never queue behind each other's row locks.
@@ -43,7 +49,10 @@ const COMPLETION_WRITES: &str = "
             o.title, o.subtitle, o.facts, o.narrative, o.concepts, o.files_read, o.files_modified, o.metadata,
             o.provider, o.model, m.prompt_number,
             (SELECT s.head_commit FROM sessions s WHERE s.id = m.session_id AND s.project_id = m.project_id),
-            coalesce((SELECT jsonb_agg(jsonb_build_object('path', v.path, 'hash', v.hash) ORDER BY v.path)
+            coalesce((SELECT jsonb_agg(jsonb_build_object('path', v.path, 'hash', v.hash)
+                                       || CASE WHEN o.lines ? v.path THEN jsonb_build_object('lines', o.lines -> v.path)
+                                               ELSE '{}' END
+                                       ORDER BY v.path)
                       FROM (SELECT DISTINCT ON (fv.path) fv.path, fv.hash
                             FROM unnest(o.files_read || o.files_modified) f, sessions s, file_versions fv
                             WHERE s.id = m.session_id AND s.project_id = m.project_id
@@ -52,10 +61,13 @@ const COMPLETION_WRITES: &str = "
                             ORDER BY fv.path, fv.seen_at DESC) v), '[]'::jsonb)
         FROM moved m, jsonb_to_recordset($10) AS o(id uuid, generation_key text, kind text, title text,
             subtitle text, facts text[], narrative text, concepts text[], files_read text[],
-            files_modified text[], metadata jsonb, provider text, model text)
-        RETURNING id, project_id, session_id, kind, files_modified
-    ), changed_files AS (
-        SELECT w.id, w.project_id, w.kind, w.files_modified || ARRAY(
+            files_modified text[], metadata jsonb, provider text, model text, lines jsonb)
+        RETURNING id, project_id, session_id, kind, files_modified, file_refs
+    ), changed_files AS MATERIALIZED (
+        SELECT w.id, w.project_id, w.kind,
+            (SELECT jsonb_object_agg(r ->> 'path', r -> 'hash') FROM jsonb_array_elements(w.file_refs) r
+             WHERE r ? 'hash') AS fresh,
+            w.files_modified || ARRAY(
                 SELECT p FROM (
                     SELECT CASE WHEN f LIKE s.cwd || '/%' THEN substr(f, length(s.cwd) + 2)
                                 WHEN f NOT LIKE '/%' THEN s.cwd || '/' || f END AS p
@@ -64,18 +76,23 @@ const COMPLETION_WRITES: &str = "
                 WHERE p IS NOT NULL) AS paths
         FROM observations_written w WHERE cardinality(w.files_modified) > 0
     ), code_locked AS (
-        SELECT o.id, c.id AS new_id, c.kind AS new_kind, c.paths
+        SELECT o.id, c.id AS new_id, c.kind AS new_kind, c.paths,
+            file_refs_after_edits(o.file_refs, o.files_read || o.files_modified, c.paths, $14, c.fresh) AS retied
         FROM observations o, changed_files c
         WHERE o.project_id = c.project_id AND o.state = 'live' AND o.kind <> 'plan'
           AND (o.files_read || o.files_modified) && c.paths
         FOR UPDATE OF o SKIP LOCKED
+    ), code_retied AS (
+        UPDATE observations o SET file_refs = c.retied, updated_at = now()
+        FROM code_locked c
+        WHERE o.id = c.id AND o.state = 'live' AND c.retied IS NOT NULL
     ), code_changed AS (
         UPDATE observations o SET
             state = CASE WHEN o.kind = c.new_kind AND o.files_modified && c.paths THEN 'superseded' ELSE 'stale' END,
             replaced_by = CASE WHEN o.kind = c.new_kind AND o.files_modified && c.paths THEN c.new_id END,
             state_changed_at = now(), updated_at = now()
         FROM code_locked c
-        WHERE o.id = c.id AND o.state = 'live'
+        WHERE o.id = c.id AND o.state = 'live' AND c.retied IS NULL
         RETURNING o.id, o.team_id, o.project_id, o.state, o.replaced_by
     ), code_changes_logged AS (
         INSERT INTO memory_changes (id, team_id, project_id, observation_id, action, from_state, to_state,
@@ -117,11 +134,14 @@ pub async fn complete(
     parsed: &Parsed,
     usage: &Usage,
 ) -> Result<Vec<LiveNotice>, TransitionError> {
-    complete_embedded(pool, None, job, job_type, worker, parsed, usage).await
+    let code = TurnCode::default();
+    complete_embedded(pool, None, job, job_type, worker, parsed, usage, &code).await
 }
 
 /// [`complete`], each row written with its vector when `embedder` makes one
-/// (computed before the statement; a failure leaves the rows without).
+/// (computed before the statement; a failure leaves the rows without), and
+/// with the lines and edits of the job's files (`code`).
+#[allow(clippy::too_many_arguments)]
 pub async fn complete_embedded(
     pool: &PgPool,
     embedder: Option<&cairn_embed::Embedder>,
@@ -130,11 +150,12 @@ pub async fn complete_embedded(
     worker: &str,
     parsed: &Parsed,
     usage: &Usage,
+    code: &TurnCode,
 ) -> Result<Vec<LiveNotice>, TransitionError> {
     let vectors = embed::for_parsed(embedder, job.id, job_type, parsed).await;
     // A usage without a provider stands for no call: none is stored.
     let usage_json = (!usage.provider.is_empty()).then(|| serde_json::to_value(usage).unwrap_or_default());
-    let mut rows = Rows::new(job, &vectors);
+    let mut rows = Rows::new(job, &vectors, code);
     match job_type {
         JobType::Observations => {
             for (position, observation) in parsed.observations.iter().enumerate() {
@@ -173,7 +194,8 @@ pub async fn complete_embedded(
 /// write: the heuristic's summary, so the turn keeps one.
 pub fn failed_turn_summary(job: &ClaimedJob, summary: &ParsedSummary) -> Writes {
     let no_vectors = Vectors::default();
-    let mut rows = Rows::new(job, &no_vectors);
+    let no_code = TurnCode::default();
+    let mut rows = Rows::new(job, &no_vectors, &no_code);
     rows.summary("turn", summary, &crate::provider::heuristic::usage());
     rows.into_writes()
 }
@@ -183,6 +205,7 @@ pub fn failed_turn_summary(job: &ClaimedJob, summary: &ParsedSummary) -> Writes 
 struct Rows<'a> {
     job: &'a ClaimedJob,
     vectors: &'a Vectors,
+    code: &'a TurnCode,
     observations: Vec<Value>,
     summaries: Vec<Value>,
     observation_vectors: Vec<Value>,
@@ -191,10 +214,11 @@ struct Rows<'a> {
 }
 
 impl<'a> Rows<'a> {
-    fn new(job: &'a ClaimedJob, vectors: &'a Vectors) -> Self {
+    fn new(job: &'a ClaimedJob, vectors: &'a Vectors, code: &'a TurnCode) -> Self {
         Rows {
             job,
             vectors,
+            code,
             observations: vec![],
             summaries: vec![],
             observation_vectors: vec![],
@@ -210,6 +234,7 @@ impl<'a> Rows<'a> {
             "title": o.title, "subtitle": o.subtitle, "facts": o.facts, "narrative": o.narrative,
             "concepts": o.concepts, "files_read": o.files_read, "files_modified": o.files_modified,
             "metadata": provenance(usage), "provider": usage.provider, "model": usage.model,
+            "lines": self.code.lines_json(o.files_read.iter().chain(&o.files_modified)),
         }));
         if let Some(v) = self.vectors.observation(position) {
             self.observation_vectors
@@ -243,6 +268,7 @@ impl<'a> Rows<'a> {
                 Value::Array(self.summaries),
                 Value::Array(self.observation_vectors),
                 Value::Array(self.summary_vectors),
+                self.code.edits_json(),
             ],
         }
     }
@@ -300,6 +326,7 @@ mod tests {
         let usage_literal = format!("'{usage}'::jsonb");
         // Highest numbers first, so `$1` does not eat the front of `$13`.
         let values = [
+            (14, "'{}'::jsonb"),
             (13, "'[]'::jsonb"),
             (12, "'[]'::jsonb"),
             (11, "'[]'::jsonb"),

@@ -245,3 +245,116 @@ async fn observations_cite_the_file_version_they_were_drawn_from_and_a_later_ver
     hook_with_hash(&app, read("s-later"), &v2).await;
     assert_eq!(state(&app, id).await.0, "stale");
 }
+
+fn sha256(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+/// One turn of `session` — a prompt, `tool` events (each sent with its
+/// file's hash), a Stop — generated to completion.
+async fn generated_turn(app: &TestApp, session: &str, tools: &[(serde_json::Value, String)], completed: i64) {
+    let (status, res) = app
+        .hook(cc(
+            session,
+            "UserPromptSubmit",
+            json!({ "prompt": "work on the parser" }),
+        ))
+        .await;
+    assert_eq!(status, 200, "{res}");
+    for (event, hash) in tools {
+        hook_with_hash(app, cc(session, "PostToolUse", event.clone()), hash).await;
+    }
+    let (status, res) = app
+        .hook(cc(
+            session,
+            "Stop",
+            json!({ "last_assistant_message": "Done with the parser." }),
+        ))
+        .await;
+    assert_eq!(status, 200, "{res}");
+    let generator = start(app, &[]);
+    wait_count(
+        &app.pool,
+        "SELECT count(*) FROM generation_jobs WHERE status = 'completed' AND job_type = 'observations'",
+        completed,
+        MINUTE,
+    )
+    .await;
+    generator.stop().await;
+}
+
+fn edit(original: &str, old_start: i64, old_lines: i64, new_lines: i64) -> serde_json::Value {
+    json!({ "tool_name": "Edit", "tool_use_id": Uuid::new_v4().to_string(),
+            "tool_input": { "file_path": "/home/dev/app/src/parser.rs", "old_string": "a", "new_string": "b" },
+            "tool_response": { "filePath": "/home/dev/app/src/parser.rs", "originalFile": original,
+                               "structuredPatch": [{ "oldStart": old_start, "oldLines": old_lines,
+                                                     "newStart": old_start, "newLines": new_lines, "lines": [] }] } })
+}
+
+/// Line spans: a memory of lines 40-60 of a file outlives an edit of lines
+/// 5-6 (tied to the new version, its lines moved down by the three the edit
+/// added), while a memory of the whole file goes stale; an edit of its own
+/// lines then stales it too.
+#[tokio::test]
+async fn an_edit_elsewhere_in_a_file_keeps_a_memory_of_other_lines() {
+    let app = spawn_app().await;
+    let (v1, v2, v3) = ("fn one() {}\n", "fn two() {}\n", "fn three() {}\n");
+    let read = json!({ "tool_name": "Read", "tool_use_id": Uuid::new_v4().to_string(),
+                       "tool_input": { "file_path": "/home/dev/app/src/parser.rs", "offset": 40, "limit": 21 },
+                       "tool_response": { "type": "text", "file": { "filePath": "/home/dev/app/src/parser.rs",
+                           "content": "fn parse_expr() {}", "startLine": 40, "numLines": 21, "totalLines": 300 } } });
+    generated_turn(&app, "s-spans-1", &[(read, sha256(v1))], 1).await;
+    let (id, refs): (Uuid, serde_json::Value) =
+        sqlx::query_as("SELECT id, file_refs FROM observations WHERE job_id IS NOT NULL")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        refs,
+        json!([{ "path": "src/parser.rs", "hash": sha256(v1), "lines": [[40, 60]] }])
+    );
+    let whole = remember(
+        &app,
+        app.project_id,
+        "discovery",
+        "parser layout",
+        &["src/parser.rs"],
+        &[],
+    )
+    .await;
+    sqlx::query("UPDATE observations SET file_refs = $2 WHERE id = $1")
+        .bind(whole)
+        .bind(json!([{ "path": "src/parser.rs", "hash": sha256(v1) }]))
+        .execute(&app.pool)
+        .await
+        .unwrap();
+
+    // Another session edits lines 5-6 of that version into five lines.
+    generated_turn(&app, "s-spans-2", &[(edit(v1, 5, 2, 5), sha256(v2))], 2).await;
+    assert_eq!(state(&app, id).await, ("live".into(), None));
+    let refs: serde_json::Value = sqlx::query_scalar("SELECT file_refs FROM observations WHERE id = $1")
+        .bind(id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        refs,
+        json!([{ "path": "src/parser.rs", "hash": sha256(v2), "lines": [[43, 63]] }])
+    );
+    assert_eq!(
+        state(&app, whole).await.0,
+        "stale",
+        "no lines: about all of the file"
+    );
+    // Re-tied to the new version, a Read of it elsewhere keeps it live.
+    let reread = json!({ "tool_name": "Read", "tool_use_id": Uuid::new_v4().to_string(),
+                         "tool_input": { "file_path": "/home/dev/app/src/parser.rs" },
+                         "tool_response": { "file": { "filePath": "/home/dev/app/src/parser.rs", "content": "x" } } });
+    hook_with_hash(&app, cc("s-spans-reader", "PostToolUse", reread), &sha256(v2)).await;
+    assert_eq!(state(&app, id).await.0, "live");
+
+    // An edit of lines 50-52 of the new version touches it.
+    generated_turn(&app, "s-spans-3", &[(edit(v2, 50, 3, 1), sha256(v3))], 3).await;
+    assert_eq!(state(&app, id).await.0, "stale");
+}
