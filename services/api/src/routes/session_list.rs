@@ -47,6 +47,9 @@ pub struct SessionListItem {
     pub turns: i32,
     pub events: i64,
     pub observations: i64,
+    /// `sweeper` when the session was ended after no activity (an unclean
+    /// exit: the agent never sent SessionEnd); null otherwise.
+    pub ended_by: Option<String>,
 }
 
 impl From<SessionSummaryRow> for SessionListItem {
@@ -62,6 +65,7 @@ impl From<SessionSummaryRow> for SessionListItem {
             turns: r.turns,
             events: r.events,
             observations: r.observations,
+            ended_by: r.ended_by,
         }
     }
 }
@@ -132,6 +136,9 @@ pub struct TimelineEvent {
     pub event_type: String,
     pub tool_name: Option<String>,
     pub occurred_at: DateTime<Utc>,
+    /// It came after the sweeper had ended the session (an unclean exit)
+    /// and joined the session's latest turn.
+    pub after_end: bool,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -174,6 +181,10 @@ pub struct TimelineJob {
 pub struct TimelineTurn {
     /// 0 for what came before the first prompt.
     pub prompt_number: i32,
+    /// A recovery turn: turn 0 holding tool events, work that came without
+    /// a prompt (generated as a turn of its own when the next prompt came
+    /// or the sweeper ended the session).
+    pub recovery: bool,
     /// The turn's prompt, its first 500 characters; null when none was stored.
     pub prompt: Option<String>,
     pub started_at: DateTime<Utc>,
@@ -235,6 +246,7 @@ pub async fn get_session_timeline(
         .map(|t| {
             let turn = TimelineTurn {
                 prompt_number: t.prompt_number,
+                recovery: false,
                 prompt: t.prompt,
                 started_at: t.started_at,
                 event_count: t.event_count,
@@ -246,13 +258,19 @@ pub async fn get_session_timeline(
             (t.prompt_number, turn)
         })
         .collect();
+    // Events after a sweeper's end came late and joined the latest turn.
+    let swept_at = session
+        .ended_at
+        .filter(|_| session.ended_by.as_deref() == Some("sweeper"));
     for e in events {
         if let Some(turn) = by_turn.get_mut(&e.prompt_number) {
+            turn.recovery |= turn.prompt_number == 0 && e.tool_name.is_some();
             turn.events.push(TimelineEvent {
                 id: e.id,
                 event_type: e.event_type,
                 tool_name: e.tool_name,
                 occurred_at: e.occurred_at,
+                after_end: swept_at.is_some_and(|end| e.occurred_at > end),
             });
         }
     }

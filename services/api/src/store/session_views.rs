@@ -24,10 +24,13 @@ pub struct SessionSummaryRow {
     pub turns: i32,
     pub events: i64,
     pub observations: i64,
+    /// `sweeper` when the generator's sweeper ended it (no activity).
+    pub ended_by: Option<String>,
 }
 
 const SESSION_COLUMNS: &str = "
     SELECT s.id, s.project_id, s.agent, s.external_session_id, s.cwd, s.started_at, s.ended_at,
+           s.metadata ->> 'ended_by' AS ended_by,
            e.last_event_at, s.prompt_counter AS turns, e.events, o.observations
     FROM sessions s
     CROSS JOIN LATERAL (SELECT count(*) AS events, max(occurred_at) AS last_event_at

@@ -281,6 +281,24 @@ async fn an_admin_retries_a_failed_job_cancels_a_queued_one_and_sees_usage() {
     );
 
     // The jobs' session as a timeline: its turns, their events and jobs.
+    // It was ended by the sweeper (an unclean exit), held work from before
+    // any prompt (a recovery turn) and got one event after its end.
+    sqlx::query(
+        "WITH ended AS (
+             UPDATE sessions SET status = 'ended', ended_at = now() - interval '1 minute',
+                 metadata = metadata || '{\"ended_by\": \"sweeper\"}'
+             WHERE id = $1 RETURNING id, team_id, project_id)
+         INSERT INTO agent_events (id, team_id, project_id, session_id, source_adapter, source_type, event_type,
+             idempotency_key, prompt_number, tool_name, payload, occurred_at)
+         SELECT gen_random_uuid(), team_id, project_id, id, 'claude-code', 'hook', 'PostToolUse',
+             'late:' || id || ':' || n, CASE n WHEN 0 THEN NULL ELSE 2 END, 'Bash', '{}',
+             CASE n WHEN 0 THEN now() - interval '1 hour' ELSE now() END
+         FROM ended, generate_series(0, 1) n",
+    )
+    .bind(session)
+    .execute(&app.pool)
+    .await
+    .unwrap();
     nav(c, "sessions").await;
     wait_text(c, &format!("a[href='#/sessions/{session}']"), "")
         .await
@@ -292,6 +310,14 @@ async fn an_admin_retries_a_failed_job_cancels_a_queued_one_and_sees_usage() {
     wait_text(c, ".turn h2", "Turn 2").await;
     wait_text(c, ".turn td", "cancelled").await;
     wait_text(c, ".turn summary", "1 event").await;
+    wait_text(c, ".turn h2", "recovery").await;
+    wait_text(c, "dd", "ended by the sweeper").await;
+    wait_text(c, ".turn summary", "2 events")
+        .await
+        .click()
+        .await
+        .unwrap();
+    wait_text(c, ".events li", "after end").await;
     screenshot(c, "session-timeline").await;
 }
 

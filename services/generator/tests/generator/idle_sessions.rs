@@ -36,6 +36,20 @@ async fn open_turn(app: &TestApp, session: &str) {
     }
 }
 
+/// The session's timeline, as the dashboard reads it.
+async fn timeline(app: &TestApp, external: &str) -> Value {
+    let id: Uuid = sqlx::query_scalar("SELECT id FROM sessions WHERE external_session_id = $1")
+        .bind(external)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    let (status, body) = app
+        .get(&format!("/v1/sessions/{id}/timeline"), Some(&app.admin_token))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
 async fn session(app: &TestApp, external: &str) -> (String, Value) {
     sqlx::query_as("SELECT status, metadata FROM sessions WHERE external_session_id = $1")
         .bind(external)
@@ -153,6 +167,18 @@ async fn an_event_after_the_sweeper_ended_its_session_joins_the_latest_turn() {
         (status.as_str(), &metadata["ended_by"]),
         ("ended", &json!("sweeper"))
     );
+    // The session's history says so: ended by the sweeper, the late event after its end.
+    let timeline = timeline(&app, "s-late").await;
+    assert_eq!(timeline["session"]["endedBy"], "sweeper", "{timeline}");
+    let turn = timeline["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["promptNumber"] == 1);
+    let events = turn.unwrap()["events"].as_array().unwrap();
+    let late: Vec<bool> = events.iter().map(|e| e["afterEnd"].as_bool().unwrap()).collect();
+    assert_eq!(late.last(), Some(&true), "{timeline}");
+    assert_eq!(late.iter().filter(|l| **l).count(), 1, "{timeline}");
 
     // The turn's idle deadline (the API's `CAIRN_TURN_IDLE_MS`, 2 minutes) passes.
     sqlx::query(
@@ -179,4 +205,52 @@ async fn an_event_after_the_sweeper_ended_its_session_joins_the_latest_turn() {
         )
         .await;
     assert_eq!(summaries, 1, "still summarised once");
+}
+
+/// Work that came without any prompt (the agent died before its prompt was
+/// recorded) is a recovery turn: the sweeper seals it, the generator writes
+/// its observations, and the history labels it.
+#[tokio::test]
+async fn work_without_a_prompt_is_generated_as_a_recovery_turn() {
+    let app = spawn_app().await;
+    for body in [
+        cc("s-promptless", "SessionStart", json!({ "source": "startup" })),
+        cc(
+            "s-promptless",
+            "PostToolUse",
+            json!({ "tool_name": "Edit", "tool_use_id": Uuid::new_v4().to_string(),
+                    "tool_input": { "file_path": "src/main.rs", "old_string": "a", "new_string": "b" },
+                    "tool_response": { "ok": true } }),
+        ),
+    ] {
+        let (status, res) = app.hook(body).await;
+        assert_eq!(status, 200, "{res}");
+    }
+    sqlx::query(
+        "UPDATE sessions SET updated_at = now() - interval '2 hours' WHERE external_session_id = 's-promptless'",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    let ended = end_idle(&app.pool, HOUR).await.unwrap();
+    assert_eq!((ended.sessions, ended.sealed_jobs), (1, 1), "{ended:?}");
+    let generator = start(&app, &[]);
+    wait_count(
+        &app.pool,
+        "SELECT count(*) FROM observations o JOIN sessions s ON s.id = o.session_id
+         WHERE s.external_session_id = 's-promptless' AND 'src/main.rs' = ANY(o.files_modified)",
+        1,
+        MINUTE,
+    )
+    .await;
+    generator.stop().await;
+    let timeline = timeline(&app, "s-promptless").await;
+    let turns = timeline["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 1, "{timeline}");
+    assert_eq!(turns[0]["promptNumber"], 0, "{timeline}");
+    assert_eq!(turns[0]["recovery"], true, "{timeline}");
+    assert!(
+        !turns[0]["observations"].as_array().unwrap().is_empty(),
+        "{timeline}"
+    );
 }

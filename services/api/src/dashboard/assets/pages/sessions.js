@@ -52,10 +52,10 @@ async function renderOne(ctx, id) {
   }
   const s = t.session || {};
   const turns = (t.turns || []).map((turn) => h('li', { class: 'turn' },
-    h('h2', {}, `Turn ${turn.promptNumber ?? '—'}`, h('span', { class: 'muted' }, ` ${time(turn.startedAt)}`)),
+    h('h2', {}, `Turn ${turn.promptNumber ?? '—'}`, turn.recovery ? [' ', h('span', { class: 'chip', title: 'Work that came without a prompt' }, 'recovery')] : null, h('span', { class: 'muted' }, ` ${time(turn.startedAt)}`)),
     turn.prompt ? h('blockquote', { class: 'prompt' }, turn.prompt) : null,
     turn.events && turn.events.length ? h('details', {}, h('summary', {}, turn.eventCount > turn.events.length ? `${turn.eventCount} events (first ${turn.events.length})` : plural(turn.events.length, 'event')),
-      h('ol', { class: 'events' }, turn.events.map((e) => h('li', {}, h('code', {}, e.eventType), e.toolName ? ` ${e.toolName}` : '', h('span', { class: 'muted' }, ` ${time(e.occurredAt)}`))))) : null,
+      h('ol', { class: 'events' }, turn.events.map((e) => h('li', {}, h('code', {}, e.eventType), e.toolName ? ` ${e.toolName}` : '', h('span', { class: 'muted' }, ` ${time(e.occurredAt)}`), e.afterEnd ? [' ', h('span', { class: 'chip', title: 'Came after the sweeper ended the session' }, 'after end')] : null)))) : null,
     turn.observations && turn.observations.length ? h('div', {}, h('h3', {}, 'Observations'),
       h('ul', {}, turn.observations.map((o) => h('li', {}, h('span', { class: 'chip' }, o.kind), ' ', h('a', { href: `#/observations/${o.id}` }, o.title || o.id))))) : null,
     turn.summaries && turn.summaries.length ? h('div', {}, h('h3', {}, 'Summaries'),
@@ -73,7 +73,7 @@ async function renderOne(ctx, id) {
       h('dt', {}, 'Agent'), h('dd', {}, s.agent || '—'),
       h('dt', {}, 'Directory'), h('dd', {}, s.cwd || '—'),
       h('dt', {}, 'Started'), h('dd', {}, time(s.startedAt)),
-      h('dt', {}, 'Ended'), h('dd', {}, s.endedAt ? time(s.endedAt) : 'open')),
+      h('dt', {}, 'Ended'), h('dd', {}, s.endedAt ? time(s.endedAt) + (s.endedBy === 'sweeper' ? ' (no activity: ended by the sweeper)' : '') : 'open')),
     t.turnsTruncated ? notice(`Showing the newest ${turns.length} turns.`) : null,
     turns.length ? h('ol', { class: 'timeline' }, turns) : notice('No turn recorded.'),
     t.summaries && t.summaries.length ? [h('h2', {}, 'Session summaries'),
