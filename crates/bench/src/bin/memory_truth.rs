@@ -14,7 +14,11 @@
 //!      before memory was tied to code) and as is (superseded memories are
 //!      not injected, stale ones are marked);
 //!    - **duplicates per 100 observations** before and after the
-//!      generator's upkeep pass (`cairn_generator::upkeep`).
+//!      generator's upkeep pass (`cairn_generator::upkeep`);
+//!    - **line spans**: a session reads six parts of a 300-line file (one
+//!      turn each, with the file's hash), another edits two places of that
+//!      version; precision and recall of the memories marked against those
+//!      whose lines a hunk touched (the whole-file rule marks all six).
 //! 2. **PreToolUse file-memory latency** with `--observations` (100,000)
 //!    observations about `--files` (2,000) files seeded in one project:
 //!    `--requests` Read PreToolUse hooks for random files, one at a time and
@@ -290,8 +294,9 @@ async fn duplicates_per_100(pool: &PgPool) -> anyhow::Result<f64> {
     })
 }
 
-async fn truth(app: &TestApp) -> anyhow::Result<()> {
-    let config = GeneratorConfig::from_env(
+/// An in-process generator with the heuristic provider.
+fn generator_config(app: &TestApp) -> anyhow::Result<GeneratorConfig> {
+    GeneratorConfig::from_env(
         &[
             ("CAIRN_DATABASE_URL", app.database_url.as_str()),
             ("CAIRN_REDIS_URL", app.env["CAIRN_REDIS_URL"].as_str()),
@@ -304,9 +309,13 @@ async fn truth(app: &TestApp) -> anyhow::Result<()> {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect::<HashMap<_, _>>(),
-    )?;
+    )
+    .map_err(Into::into)
+}
+
+async fn truth(app: &TestApp) -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
-    let generator = tokio::spawn(worker::run(config, shutdown.clone()));
+    let generator = tokio::spawn(worker::run(generator_config(app)?, shutdown.clone()));
     let replayed = replay(app).await?;
     shutdown.cancel();
     generator.await??;
@@ -378,6 +387,90 @@ async fn truth(app: &TestApp) -> anyhow::Result<()> {
     println!(
         "duplicates per 100 observations: before consolidation {dup_before:.1}, after {dup_after:.1} ({} merged)",
         pass.merged
+    );
+    line_spans(app).await
+}
+
+/// The parts of `src/engine.rs` (300 lines) read in the line-span replay,
+/// one turn each, and the hunks of the later edit ([old start, old lines,
+/// new start, new lines]).
+const READ_RANGES: [(i64, i64); 6] = [(1, 20), (50, 70), (100, 120), (150, 170), (200, 220), (250, 270)];
+const EDIT_HUNKS: [[i64; 4]; 2] = [[105, 3, 105, 5], [255, 2, 257, 2]];
+
+/// Line spans: one session reads six parts of a file (one turn each, the
+/// file's hash sent as `cairn hook` sends it), another edits two places of
+/// that version. Should be marked: the memories whose lines a hunk touched;
+/// the whole-file rule would mark all six.
+async fn line_spans(app: &TestApp) -> anyhow::Result<()> {
+    use sha2::{Digest, Sha256};
+    let path = format!("{CWD}/src/engine.rs");
+    let v1: String = (1..=300).map(|i| format!("line {i}\n")).collect();
+    let sha = |text: &str| hex::encode(Sha256::digest(text.as_bytes()));
+    let post = |session: &str, body: Value, hash: String| {
+        let body = cc(session, "PostToolUse", body);
+        async move {
+            let (status, res) = app
+                .post(&format!("/v1/hooks/claude-code?fileHash={hash}"), Some(&app.ingest_token), &body)
+                .await;
+            anyhow::ensure!(status == 200, "hook answered {status}: {res}");
+            anyhow::Ok(())
+        }
+    };
+    let shutdown = CancellationToken::new();
+    let generator = tokio::spawn(worker::run(generator_config(app)?, shutdown.clone()));
+    let turn = |session: &'static str, prompt: &'static str| async move {
+        hook(app, cc(session, "UserPromptSubmit", json!({ "prompt": prompt }))).await
+    };
+    let stop = |session: &'static str| async move {
+        hook(app, cc(session, "Stop", json!({ "last_assistant_message": "Done." }))).await?;
+        settle(&app.pool).await
+    };
+    for (first, last) in READ_RANGES {
+        turn("spans-read", "how does the engine work").await?;
+        let read = json!({ "tool_name": "Read", "tool_use_id": Uuid::new_v4().to_string(),
+            "tool_input": { "file_path": path, "offset": first, "limit": last - first + 1 },
+            "tool_response": { "type": "text", "file": { "filePath": path, "content": format!("line {first}"),
+                "startLine": first, "numLines": last - first + 1, "totalLines": 300 } } });
+        post("spans-read", read, sha(&v1)).await?;
+        stop("spans-read").await?;
+    }
+    turn("spans-edit", "fix the engine").await?;
+    let hunks: Vec<Value> = EDIT_HUNKS
+        .iter()
+        .map(|h| json!({ "oldStart": h[0], "oldLines": h[1], "newStart": h[2], "newLines": h[3], "lines": [] }))
+        .collect();
+    let edit = json!({ "tool_name": "Edit", "tool_use_id": Uuid::new_v4().to_string(),
+        "tool_input": { "file_path": path, "old_string": "line 105", "new_string": "line 105 fixed" },
+        "tool_response": { "filePath": path, "originalFile": v1, "structuredPatch": hunks } });
+    post("spans-edit", edit, sha(&format!("{v1}edited\n"))).await?;
+    stop("spans-edit").await?;
+    shutdown.cancel();
+    generator.await??;
+
+    let rows: Vec<(i32, String)> = sqlx::query_as(
+        "SELECT o.prompt_number, o.state FROM observations o JOIN sessions s ON s.id = o.session_id
+         WHERE s.external_session_id = 'spans-read' AND cardinality(o.files_read) > 0",
+    )
+    .fetch_all(&app.pool)
+    .await?;
+    let (mut marked, mut should, mut both) = (0, 0, 0);
+    for (turn, state) in &rows {
+        let (first, last) = READ_RANGES[(*turn as usize).saturating_sub(1).min(READ_RANGES.len() - 1)];
+        let touched = EDIT_HUNKS.iter().any(|h| h[0] <= last && first < h[0] + h[1]);
+        let is_marked = state != "live";
+        marked += usize::from(is_marked);
+        should += usize::from(touched);
+        both += usize::from(is_marked && touched);
+    }
+    let ratio = |a: usize, b: usize| if b == 0 { 1.0 } else { a as f64 / b as f64 };
+    println!(
+        "line spans: {} memories of parts of one file, an edit of two places: precision {:.2} ({both} of {marked} marked), \
+         recall {:.2} ({both} of {should} that should be); whole-file staleness would mark {} (precision {:.2})",
+        rows.len(),
+        ratio(both, marked),
+        ratio(both, should),
+        rows.len(),
+        ratio(should, rows.len()),
     );
     Ok(())
 }
