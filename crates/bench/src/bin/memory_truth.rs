@@ -410,7 +410,11 @@ async fn line_spans(app: &TestApp) -> anyhow::Result<()> {
         let body = cc(session, "PostToolUse", body);
         async move {
             let (status, res) = app
-                .post(&format!("/v1/hooks/claude-code?fileHash={hash}"), Some(&app.ingest_token), &body)
+                .post(
+                    &format!("/v1/hooks/claude-code?fileHash={hash}"),
+                    Some(&app.ingest_token),
+                    &body,
+                )
                 .await;
             anyhow::ensure!(status == 200, "hook answered {status}: {res}");
             anyhow::Ok(())
@@ -422,7 +426,11 @@ async fn line_spans(app: &TestApp) -> anyhow::Result<()> {
         hook(app, cc(session, "UserPromptSubmit", json!({ "prompt": prompt }))).await
     };
     let stop = |session: &'static str| async move {
-        hook(app, cc(session, "Stop", json!({ "last_assistant_message": "Done." }))).await?;
+        hook(
+            app,
+            cc(session, "Stop", json!({ "last_assistant_message": "Done." })),
+        )
+        .await?;
         settle(&app.pool).await
     };
     for (first, last) in READ_RANGES {
