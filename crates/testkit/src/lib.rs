@@ -224,6 +224,13 @@ impl TestApp {
             .await
     }
 
+    /// [`TestApp::hook`] with the SHA-256 of the tool's file (`fileHash`),
+    /// as `cairn hook` sends it after a file tool ran.
+    pub async fn hook_with_hash(&self, body: Value, hash: &str) -> (u16, Value) {
+        let path = format!("/v1/hooks/claude-code?fileHash={hash}");
+        self.post(&path, Some(&self.ingest_token), &body).await
+    }
+
     /// Mints a token with the admin token.
     pub async fn mint(&self, body: Value) -> String {
         let (status, res) = self

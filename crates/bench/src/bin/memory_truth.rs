@@ -409,13 +409,7 @@ async fn line_spans(app: &TestApp) -> anyhow::Result<()> {
     let post = |session: &str, body: Value, hash: String| {
         let body = cc(session, "PostToolUse", body);
         async move {
-            let (status, res) = app
-                .post(
-                    &format!("/v1/hooks/claude-code?fileHash={hash}"),
-                    Some(&app.ingest_token),
-                    &body,
-                )
-                .await;
+            let (status, res) = app.hook_with_hash(body, &hash).await;
             anyhow::ensure!(status == 200, "hook answered {status}: {res}");
             anyhow::Ok(())
         }

@@ -49,13 +49,7 @@ async fn tool(app: &TestApp, tool: &str, hash: &str) {
                 "tool_input": { "file_path": "/home/dev/app/src/a.rs", "old_string": "a", "new_string": "b" },
                 "tool_response": { "ok": true } }),
     );
-    let (status, res) = app
-        .post(
-            &format!("/v1/hooks/claude-code?fileHash={hash}"),
-            Some(&app.ingest_token),
-            &body,
-        )
-        .await;
+    let (status, res) = app.hook_with_hash(body, hash).await;
     assert_eq!(status, 200, "{res}");
 }
 

@@ -175,13 +175,7 @@ async fn a_rewritten_file_makes_its_old_memories_stale_or_superseded_and_no_othe
 
 /// A hook call with the file's hash, as `cairn hook` sends it after a tool ran.
 async fn hook_with_hash(app: &TestApp, body: serde_json::Value, hash: &str) {
-    let (status, res) = app
-        .post(
-            &format!("/v1/hooks/claude-code?fileHash={hash}"),
-            Some(&app.ingest_token),
-            &body,
-        )
-        .await;
+    let (status, res) = app.hook_with_hash(body, hash).await;
     assert_eq!(status, 200, "{res}");
 }
 
