@@ -39,6 +39,11 @@ pub struct ApiConfig {
     /// An ask answers with the memories themselves rather than wait for the
     /// model longer than this (`CAIRN_ASK_DEADLINE_MS`).
     pub ask_deadline: Duration,
+    /// The retrieval index: its memory bound (`CAIRN_INDEX_MAX_BYTES`, 4 GiB)
+    /// and how often it polls the database when nobody searches
+    /// (`CAIRN_INDEX_POLL_MS`, 500).
+    pub index_max_bytes: usize,
+    pub index_poll: Duration,
 }
 
 #[derive(Clone, Debug)]
@@ -164,6 +169,8 @@ impl ApiConfig {
             embed: cairn_embed::EmbedConfig::from_lookup(|k| env.get(k)),
             provider: cairn_generator::provider::ProviderConfig::from_env(env)?,
             ask_deadline: millis(env, "CAIRN_ASK_DEADLINE_MS", 20_000)?,
+            index_max_bytes: parsed(env, "CAIRN_INDEX_MAX_BYTES", 4usize << 30)?,
+            index_poll: millis(env, "CAIRN_INDEX_POLL_MS", 500)?,
         })
     }
 }

@@ -25,6 +25,16 @@ pub struct Inner {
     pub live: crate::live::Hub,
     /// The model that answers asks (`crate::ask`).
     pub ask_provider: Arc<dyn cairn_generator::provider::Provider>,
+    /// The retrieval engine every path that finds memory asks.
+    pub retrieval: Arc<cairn_retrieval::Engine>,
+    /// The index's follower, stopped with the state.
+    retrieval_task: tokio::task::AbortHandle,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.retrieval_task.abort();
+    }
 }
 
 impl std::ops::Deref for AppState {
@@ -48,6 +58,17 @@ impl AppState {
         let embedder = cairn_embed::Embedder::from_config(&config.embed);
         let live = crate::live::Hub::start(&config.store.redis_url, config.limits.wakeup_timeout)?;
         let ask_provider = cairn_generator::provider::build_provider(&config.provider)?;
+        let retrieval = cairn_retrieval::Engine::new(
+            pool.clone(),
+            cairn_retrieval::Config {
+                max_bytes: config.index_max_bytes,
+                poll_interval: config.index_poll,
+                model: embedder.as_ref().map(|e| e.model().to_string()),
+            },
+        );
+        // Built from Postgres and followed in the background; a search of a
+        // project not indexed yet indexes it first.
+        let retrieval_task = retrieval.start().abort_handle();
         Ok(Self(Arc::new(Inner {
             pool,
             config,
@@ -59,6 +80,8 @@ impl AppState {
             embedder,
             live,
             ask_provider,
+            retrieval,
+            retrieval_task,
         })))
     }
 }

@@ -89,8 +89,7 @@ pub async fn ask(
         return Err(ApiError::unprocessable("invalid_field", "`limit` is 1..=20"));
     }
     let page = search::search(
-        &state.pool,
-        state.embedder.as_ref(),
+        &state,
         &SearchRequest {
             project_id,
             query: Some(question.to_string()),

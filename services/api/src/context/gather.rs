@@ -6,6 +6,8 @@
 
 use chrono::{DateTime, Utc};
 use sqlx::{PgPool, prelude::FromRow};
+
+use crate::{error::ApiResult, state::AppState};
 use uuid::Uuid;
 
 /// Newest summaries considered.
@@ -95,19 +97,15 @@ fn injected(p: usize) -> String {
     )
 }
 
-pub async fn candidates(pool: &PgPool, project_id: Uuid, query: Option<&str>) -> sqlx::Result<Candidates> {
-    candidates_with(pool, None, project_id, query, None).await
-}
-
-/// [`candidates`], the relevant ones found by words and meaning when there
-/// is an embedder; as of `as_of` (a commit's first sighting) when set.
-pub async fn candidates_with(
-    pool: &PgPool,
-    embedder: Option<&cairn_embed::Embedder>,
+/// What a context is built from; a query's relevant memories found by the
+/// retrieval engine; as of `as_of` (a commit's first sighting) when set.
+pub async fn candidates(
+    state: &AppState,
     project_id: Uuid,
     query: Option<&str>,
     as_of: Option<DateTime<Utc>>,
-) -> sqlx::Result<Candidates> {
+) -> ApiResult<Candidates> {
+    let pool = &state.pool;
     let summaries = sqlx::query_as(
         "SELECT id, session_id, scope, request, learned, completed, next_steps, created_at
          FROM summaries WHERE project_id = $1 AND created_at <= coalesce($3::timestamptz, now())
@@ -139,7 +137,7 @@ pub async fn candidates_with(
     let (summaries, recent, total_observations): (Vec<SummaryItem>, Vec<ObservationItem>, i64) =
         tokio::try_join!(summaries, recent, total)?;
     let relevant = match query.map(str::trim).filter(|q| !q.is_empty()) {
-        Some(q) => relevant(pool, embedder, project_id, q, as_of).await?,
+        Some(q) => relevant(state, project_id, q, as_of).await?,
         None => recent.iter().take(DETAILED as usize).cloned().collect(),
     };
     Ok(Candidates {
@@ -150,115 +148,73 @@ pub async fn candidates_with(
     })
 }
 
-/// The best matches of any of the query's words, weighted title > facts >
-/// narrative, newer first on ties. Only the newest `RANKED_MATCHES` matches
-/// are ranked (as in search): ranking reads each match's whole vector.
-pub async fn matching(pool: &PgPool, project_id: Uuid, or_query: &str) -> sqlx::Result<Vec<ObservationItem>> {
-    matching_up_to(pool, project_id, or_query, DETAILED, None).await
-}
-
-/// Full-text matches fused with the vector hits (`relevant`).
-const FUSED_MATCHES: i64 = 50;
-
-#[tracing::instrument(skip(pool, or_query))]
-async fn matching_up_to(
-    pool: &PgPool,
-    project_id: Uuid,
-    or_query: &str,
-    limit: i64,
-    as_of: Option<DateTime<Utc>>,
-) -> sqlx::Result<Vec<ObservationItem>> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {columns} FROM (
-             SELECT {inner}, search FROM observations
-             WHERE project_id = $1 AND search @@ to_tsquery('english', $2) AND {injected}
-             ORDER BY created_at DESC LIMIT $4) newest_matches
-         LEFT JOIN memory_retrievals r ON r.observation_id = newest_matches.id
-         ORDER BY ts_rank(search, to_tsquery('english', $2)) * {state} * {used} DESC, created_at DESC LIMIT $3",
-        inner = columns_as_of(5),
-        injected = injected(5),
-        state = crate::search::rank::state_weight("newest_matches"),
-        used = crate::search::rank::use_recency("newest_matches", "r"),
-        columns = OBSERVATION_COLUMNS
-            .split(", ")
-            .map(|c| format!("newest_matches.{c}"))
-            .collect::<Vec<_>>()
-            .join(", "),
-    )))
-    // Planned with the words each time: a generic plan sorts every match.
-    .persistent(false)
-    .bind(project_id)
-    .bind(or_query)
-    .bind(limit)
-    .bind(crate::search::RANKED_MATCHES)
-    .bind(as_of)
-    .fetch_all(pool)
-    .await
-}
-
 /// The `DETAILED` observations most relevant to `text` (a prompt or a
-/// query): its words' best matches (`matching`) and, with an embedder, the
-/// observations closest in meaning (`search::vector`), fused by reciprocal
-/// rank as search fuses them. Without an embedder, or when the text cannot
-/// be embedded now (logged), the words' matches alone.
+/// query), from the retrieval engine: by words and, with an embedder, by
+/// meaning, over every memory of the project; each with its fused score.
+/// When the text cannot be embedded now (logged), by words alone.
 pub async fn relevant(
-    pool: &PgPool,
-    embedder: Option<&cairn_embed::Embedder>,
+    state: &AppState,
     project_id: Uuid,
     text: &str,
     as_of: Option<DateTime<Utc>>,
-) -> sqlx::Result<Vec<ObservationItem>> {
-    let words = any_word_query(text);
-    let Some(embedder) = embedder else {
-        return match words.is_empty() {
-            true => Ok(vec![]),
-            false => matching_up_to(pool, project_id, &words, DETAILED, as_of).await,
-        };
-    };
-    let by_words = async {
-        match words.is_empty() {
-            true => Ok(vec![]),
-            false => matching_up_to(pool, project_id, &words, FUSED_MATCHES, as_of).await,
-        }
-    };
-    let by_meaning = async {
-        let vector = match embedder.embed_one(text).await {
-            Ok(v) => v,
+) -> ApiResult<Vec<ObservationItem>> {
+    Ok(relevant_scored(state, project_id, text, as_of, DETAILED as usize)
+        .await?
+        .into_iter()
+        .map(|(o, _)| o)
+        .collect())
+}
+
+/// [`relevant`], at most `want`, with the engine's scores (best first).
+pub async fn relevant_scored(
+    state: &AppState,
+    project_id: Uuid,
+    text: &str,
+    as_of: Option<DateTime<Utc>>,
+    want: usize,
+) -> ApiResult<Vec<(ObservationItem, f64)>> {
+    let vector = match &state.embedder {
+        Some(embedder) => match state.retrieval.embed_query(embedder, text).await {
+            Ok(v) => Some(v),
             Err(e) => {
-                tracing::warn!(error = %e, "prompt not embedded: related memories by words only");
-                return Ok(vec![]);
+                tracing::warn!(error = %e, "text not embedded: related memories by words only");
+                None
             }
-        };
-        let filters = crate::search::Filters::default();
-        let request = crate::search::vector::Request {
-            project_id,
-            as_of,
-            filters: &filters,
-            summaries: false,
-            exclude: None,
-            model: embedder.model(),
-            query: &vector,
-        };
-        crate::search::vector::candidates(pool, &request)
-            .await
-            .map(|(similar, _)| similar)
+        },
+        None => None,
     };
-    let (by_words, by_meaning) = tokio::try_join!(by_words, by_meaning)?;
-    let key = |id: Uuid| ("observation".to_string(), id);
-    let fused = crate::search::fuse::rrf(&[
-        by_words.iter().map(|o| key(o.id)).collect(),
-        by_meaning.iter().map(|s| key(s.id)).collect(),
-    ]);
-    let ids: Vec<Uuid> = fused.iter().take(DETAILED as usize).map(|f| f.id).collect();
+    let filters = cairn_retrieval::Filters::default();
+    let query = cairn_retrieval::Query {
+        project_id,
+        text,
+        exclude: "",
+        vector: vector.as_deref().map(Vec::as_slice),
+        filters: &filters,
+        as_of: as_of.unwrap_or_else(Utc::now),
+        summaries: false,
+        mode: match vector {
+            Some(_) => cairn_retrieval::Mode::Hybrid,
+            None => cairn_retrieval::Mode::Lexical,
+        },
+        want,
+    };
+    let hits = state
+        .retrieval
+        .search(&query)
+        .await
+        .map_err(crate::search::engine::failed)?
+        .unwrap_or_default();
+    let ids: Vec<Uuid> = hits.iter().map(|h| h.id).collect();
     let mut known: std::collections::HashMap<Uuid, ObservationItem> =
-        by_words.into_iter().map(|o| (o.id, o)).collect();
-    let missing: Vec<Uuid> = ids.iter().filter(|id| !known.contains_key(id)).copied().collect();
-    if !missing.is_empty() {
-        for o in by_ids(pool, project_id, &missing, as_of).await? {
-            known.insert(o.id, o);
-        }
-    }
-    Ok(ids.into_iter().filter_map(|id| known.remove(&id)).collect())
+        by_ids(&state.pool, project_id, &ids, as_of)
+            .await?
+            .into_iter()
+            .map(|o| (o.id, o))
+            .collect();
+    Ok(hits
+        .into_iter()
+        .filter_map(|h| known.remove(&h.id).map(|o| (o, h.score)))
+        .collect())
 }
 
 #[tracing::instrument(skip(pool, ids), fields(ids = ids.len()))]
@@ -278,34 +234,4 @@ async fn by_ids(
     .bind(as_of)
     .fetch_all(pool)
     .await
-}
-
-/// A prompt's words as an OR tsquery (`parser | panic | empty`): a prompt is
-/// a sentence, not a search expression, so any word may match. Only letters,
-/// digits and `_` survive, so the result is always valid tsquery syntax.
-pub fn any_word_query(text: &str) -> String {
-    let mut words: Vec<String> = text
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .filter(|w| w.chars().count() >= 3)
-        .map(str::to_lowercase)
-        .collect();
-    words.sort();
-    words.dedup();
-    words.truncate(24);
-    words.join(" | ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::any_word_query;
-
-    #[test]
-    fn prompts_become_safe_or_queries() {
-        assert_eq!(
-            any_word_query("Fix the parser's panic: empty input!"),
-            "empty | fix | input | panic | parser | the"
-        );
-        assert_eq!(any_word_query("a & b | !c <-> (d)"), "");
-        assert_eq!(any_word_query("'; DROP TABLE x; --"), "drop | table");
-    }
 }

@@ -14,7 +14,6 @@ pub mod neutralise;
 pub mod prompt;
 pub mod select;
 
-use sqlx::PgPool;
 use uuid::Uuid;
 
 pub use markdown::{CLOSE_TAG, OPEN_TAG};
@@ -71,16 +70,10 @@ pub struct Built {
     pub selection: Selection,
 }
 
-pub async fn build(pool: &PgPool, request: &ContextRequest<'_>) -> ApiResult<Built> {
-    build_with(pool, None, request).await
-}
-
-/// [`build`], a query's relevant memories found by meaning too when there is an embedder.
-pub async fn build_with(
-    pool: &PgPool,
-    embedder: Option<&cairn_embed::Embedder>,
-    request: &ContextRequest<'_>,
-) -> ApiResult<Built> {
+/// The context of a request; a query's relevant memories come from the
+/// retrieval engine (by words, and by meaning when there is an embedder).
+pub async fn build(state: &crate::state::AppState, request: &ContextRequest<'_>) -> ApiResult<Built> {
+    let pool = &state.pool;
     let settings = gather::settings(pool, request.project_id)
         .await?
         .ok_or_else(|| ApiError::not_found("project_not_found", "no such project"))?;
@@ -97,8 +90,7 @@ pub async fn build_with(
         }
     };
     let query = request.query.map(str::trim).filter(|q| !q.is_empty());
-    let candidates =
-        gather::candidates_with(pool, embedder, request.project_id, query, request.as_of).await?;
+    let candidates = gather::candidates(state, request.project_id, query, request.as_of).await?;
     let selection = select::select(&settings.name, &candidates, budget, max_details);
     let injected = selection
         .details

@@ -5,22 +5,16 @@
 
 use std::time::Duration;
 
-use sqlx::PgPool;
 use uuid::Uuid;
 
 use super::{gather, markdown};
+use crate::state::AppState;
 
-pub async fn related(
-    pool: &PgPool,
-    embedder: Option<&cairn_embed::Embedder>,
-    project_id: Uuid,
-    prompt: &str,
-    deadline: Duration,
-) -> Option<String> {
-    match tokio::time::timeout(deadline, lookup(pool, embedder, project_id, prompt)).await {
+pub async fn related(state: &AppState, project_id: Uuid, prompt: &str, deadline: Duration) -> Option<String> {
+    match tokio::time::timeout(deadline, lookup(state, project_id, prompt)).await {
         Ok(Ok(found)) => found,
         Ok(Err(e)) => {
-            tracing::warn!(error = %e, "related memories failed; answering without them");
+            tracing::warn!(error = ?e, "related memories failed; answering without them");
             None
         }
         Err(_) => {
@@ -33,19 +27,14 @@ pub async fn related(
     }
 }
 
-async fn lookup(
-    pool: &PgPool,
-    embedder: Option<&cairn_embed::Embedder>,
-    project_id: Uuid,
-    prompt: &str,
-) -> sqlx::Result<Option<String>> {
-    let Some(settings) = gather::settings(pool, project_id).await? else {
+async fn lookup(state: &AppState, project_id: Uuid, prompt: &str) -> crate::error::ApiResult<Option<String>> {
+    let Some(settings) = gather::settings(&state.pool, project_id).await? else {
         return Ok(None);
     };
     if !settings.prompt_context {
         return Ok(None);
     }
-    let matches = gather::relevant(pool, embedder, project_id, prompt, None).await?;
+    let matches = gather::relevant(state, project_id, prompt, None).await?;
     Ok(render(&matches, settings.prompt_context_budget_tokens as usize))
 }
 

@@ -152,14 +152,6 @@ fn dispatch(hub: &Inner, channel_name: &str, payload: String) {
         .and_then(|t| t.as_str())
         .unwrap_or("notice")
         .to_string();
-    if kind == "observation.updated"
-        && let Some(id) = value
-            .get("id")
-            .and_then(|i| i.as_str())
-            .and_then(|i| Uuid::parse_str(i).ok())
-    {
-        crate::search::vector_cache::forget(id);
-    }
     let channels = lock(&hub.channels);
     if let Some(sender) = channels.projects.get(&project_id) {
         // No receiver left is not an error: the last stream is closing.

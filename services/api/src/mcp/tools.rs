@@ -259,8 +259,7 @@ impl CairnMcp {
         let mode = search::Mode::parse(args.mode.as_deref())?;
         let project = self.project(auth, args.project.as_deref()).await?;
         let page = search::search(
-            &self.state.pool,
-            self.state.embedder.as_ref(),
+            &self.state,
             &SearchRequest {
                 project_id: project.id,
                 query: query.clone(),
@@ -296,16 +295,7 @@ impl CairnMcp {
             Anchor::Observation(id) => format!("observation {id}"),
             Anchor::Query(q) => format!("a match for \"{q}\""),
         };
-        match search::timeline(
-            &self.state.pool,
-            self.state.embedder.as_ref(),
-            project.id,
-            anchor,
-            before,
-            after,
-        )
-        .await?
-        {
+        match search::timeline(&self.state, project.id, anchor, before, after).await? {
             Some(timeline) => Ok(format::timeline(&timeline)),
             None => Err(ToolError(format!("not_found: no {described} in this project"))),
         }
@@ -343,9 +333,8 @@ impl CairnMcp {
     async fn context(&self, auth: &Auth, args: ContextArgs) -> ToolResult {
         bounded("limit", args.limit, 20, 1, 50)?;
         let project = self.project(auth, args.project.as_deref()).await?;
-        let built = context::build_with(
-            &self.state.pool,
-            self.state.embedder.as_ref(),
+        let built = context::build(
+            &self.state,
             &ContextRequest {
                 project_id: project.id,
                 query: args.query.as_deref(),

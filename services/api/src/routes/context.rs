@@ -59,9 +59,8 @@ pub async fn post_context(
         ));
     }
     let project = auth.project(&state, Some(&input.project_id)).await?;
-    let built = context::build_with(
-        &state.pool,
-        state.embedder.as_ref(),
+    let built = context::build(
+        &state,
         &ContextRequest {
             project_id: project.id,
             query: input.query.as_deref(),
@@ -149,9 +148,8 @@ pub async fn get_project_context(
         Some(commit) => Some(crate::routes::search::as_of_commit(&state, project.id, commit).await?),
         None => None,
     };
-    let built = context::build_with(
-        &state.pool,
-        state.embedder.as_ref(),
+    let built = context::build(
+        &state,
         &ContextRequest {
             project_id: project.id,
             query: query.query.as_deref(),

@@ -189,20 +189,15 @@ pub async fn post_hook(
                 mode,
                 as_of: None,
             };
-            Some(context::build(&state.pool, &request).await?.selection.markdown)
+            Some(context::build(&state, &request).await?.selection.markdown)
         }
         // Related memories are looked up while the event is stored, within their deadline.
         Some(Moment::UserPrompt) => {
             let (prompt, _) = state
                 .privacy
                 .filter_text(event.prompt.as_deref().unwrap_or_default());
-            let related = context::prompt::related(
-                &state.pool,
-                state.embedder.as_ref(),
-                project.id,
-                &prompt,
-                state.config.prompt_context_deadline,
-            );
+            let related =
+                context::prompt::related(&state, project.id, &prompt, state.config.prompt_context_deadline);
             let (stored, related) = tokio::join!(store(&state, project, event, &query), related);
             stored?;
             related

@@ -1,9 +1,10 @@
 //! `PATCH /v1/memories/{id}`: editing an observation's text (audited, under
 //! the rule of the delete: any observation of the caller's projects with
 //! `admin`, else only a manual memory the same token wrote). Full-text
-//! search follows at once (the `search` trigger); the stored vector is
-//! deleted for the generator's backfill to embed the new text, and no
-//! replica's vector cache serves the old one (`search::vector_cache`).
+//! search follows at once (the `search` trigger and the retrieval feed);
+//! the stored vector is deleted in the same transaction (every replica's
+//! index drops it from the feed) for the generator's backfill to embed the
+//! new text.
 
 use axum::extract::State;
 use cairn_shared::auth::Scope;
@@ -185,8 +186,6 @@ pub async fn update_memory(
     )
     .await?;
     tx.commit().await?;
-    // This replica at once; the others through the notice their subscriber reads.
-    crate::search::vector_cache::forget(id);
     state
         .live
         .publish(

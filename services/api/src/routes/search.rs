@@ -65,8 +65,7 @@ pub async fn post_search(
         .map(|p| p.trim().to_string())
         .filter(|p| !p.is_empty());
     let page = search::search(
-        &state.pool,
-        state.embedder.as_ref(),
+        &state,
         &SearchRequest {
             project_id: project.id,
             query: Some(input.query),
@@ -205,8 +204,7 @@ pub async fn get_search(
         None => None,
     };
     let page = search::search(
-        &state.pool,
-        state.embedder.as_ref(),
+        &state,
         &SearchRequest {
             project_id: project.id,
             query: q.query,
@@ -273,16 +271,9 @@ pub async fn get_timeline(
         _ => return Err(invalid("send one of `anchor` (an observation id) or `query`")),
     };
     let project = auth.project(&state, q.project_id.as_deref()).await?;
-    let timeline = search::timeline(
-        &state.pool,
-        state.embedder.as_ref(),
-        project.id,
-        anchor,
-        before,
-        after,
-    )
-    .await?
-    .ok_or_else(|| ApiError::not_found("observation_not_found", "no such observation in this project"))?;
+    let timeline = search::timeline(&state, project.id, anchor, before, after)
+        .await?
+        .ok_or_else(|| ApiError::not_found("observation_not_found", "no such observation in this project"))?;
     Ok(Json(TimelineResponse {
         anchor: timeline.anchor,
         observations: timeline.items.into_iter().map(Into::into).collect(),

@@ -9,22 +9,19 @@
 
 pub mod cursor;
 pub mod dto;
-pub mod fuse;
+pub mod engine;
 pub mod mode;
 pub mod params;
 pub mod query;
 pub mod rank;
 mod sql;
 mod timeline;
-pub mod vector;
-pub(crate) mod vector_cache;
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 pub use cursor::{Cursor, at_offset};
 pub use mode::Mode;
-pub use sql::RANKED_MATCHES;
 
 use crate::{
     error::{ApiError, ApiResult},
@@ -121,13 +118,13 @@ pub struct Page {
 
 /// One page of hits, best first. Refuses (422) a limit outside 1..=100
 /// (`invalid_field`), a cursor it did not make (`invalid_cursor`) and
-/// `mode=vector` without an embedder (`invalid_field`).
-pub async fn search(
-    pool: &sqlx::PgPool,
-    embedder: Option<&cairn_embed::Embedder>,
-    request: &SearchRequest,
-) -> ApiResult<Page> {
-    let mode = Mode::resolve(request.mode, embedder.is_some())?;
+/// `mode=vector` without an embedder (`invalid_field`). A ranked query is
+/// answered by the retrieval engine (`engine`) over every memory of the
+/// project; listings by date, and filters the engine does not hold, by the
+/// Postgres statement (`sql`).
+pub async fn search(state: &crate::state::AppState, request: &SearchRequest) -> ApiResult<Page> {
+    let pool = &state.pool;
+    let mode = Mode::resolve(request.mode, state.embedder.is_some())?;
     let limit = params::limit(Some(request.limit), 20)?;
     let cursor = match request.cursor.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
         Some(text) => Cursor::decode(text)?,
@@ -163,20 +160,35 @@ pub async fn search(
         (None, Order::Relevance) => Order::Newest,
         (_, order) => order,
     };
-    // Meaning only matters to a ranked query; dates order by the words.
-    if let (Some(embedder), Some(text), Order::Relevance, Mode::Vector | Mode::Hybrid) =
-        (embedder, request.query.as_deref(), order, mode)
-    {
-        let ranked = RankedQuery {
-            text,
-            any: query,
-            exclude,
-            limit,
+    if let (Some(wanted), Order::Relevance) = (query, order)
+        && engine::serves(&request.filters, request.query.as_deref().unwrap_or_default())
+        && let Some(mut keys) = engine::ranked(
+            state,
+            request,
+            mode,
+            wanted,
+            exclude.unwrap_or_default(),
             cursor,
-        };
-        if let Some(page) = by_meaning(pool, embedder, request, mode, &ranked).await? {
-            return Ok(page);
-        }
+            limit,
+        )
+        .await?
+    {
+        let next_cursor = (keys.len() as i64 > limit).then(|| {
+            Cursor {
+                offset: cursor.offset + limit,
+                as_of: Some(keys[0].as_of),
+            }
+            .encode()
+        });
+        keys.truncate(limit as usize);
+        return load_page(pool, request.project_id, keys, next_cursor).await;
+    }
+    if mode == Mode::Vector {
+        return Err(ApiError::unprocessable(
+            "invalid_field",
+            "`mode=vector` takes no concept, file, agent or platform filter nor a quoted phrase; \
+             use `mode=hybrid`",
+        ));
     }
     let mut keys = sql::hits(
         pool,
@@ -233,127 +245,6 @@ async fn load_page(
     Ok(Page { hits, next_cursor })
 }
 
-/// A ranked query, parsed.
-struct RankedQuery<'a> {
-    /// As typed: what is embedded.
-    text: &'a str,
-    /// `query::Text::any` and `exclude`, for the full-text side.
-    any: Option<&'a str>,
-    exclude: Option<&'a str>,
-    limit: i64,
-    cursor: Cursor,
-}
-
-/// Full-text hits a hybrid search fuses (the statement ranks at most the
-/// newest 200 matches of each source anyway).
-const FULLTEXT_CANDIDATES: i64 = 400;
-
-/// A `vector` or `hybrid` page: the vector hits alone (scored by cosine
-/// similarity) or fused with the full-text hits (scored by reciprocal-rank
-/// fusion), paged by the cursor's offset over that list, as of the first
-/// page's clock. `None` when the query cannot be embedded now: a hybrid
-/// search is then answered full-text (logged); a vector one is 503.
-async fn by_meaning(
-    pool: &sqlx::PgPool,
-    embedder: &cairn_embed::Embedder,
-    request: &SearchRequest,
-    mode: Mode,
-    q: &RankedQuery<'_>,
-) -> ApiResult<Option<Page>> {
-    let vector = match embedder.embed_one(q.text).await {
-        Ok(v) => v,
-        Err(e) if mode == Mode::Hybrid => {
-            tracing::warn!(error = %e, "query not embedded: answered full-text");
-            return Ok(None);
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "query not embedded");
-            return Err(ApiError::new(
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                "embeddings_unavailable",
-                "the query could not be embedded; try `mode=fulltext` or `hybrid`",
-            ));
-        }
-    };
-    let summaries = request.include_summaries && request.filters.admits_summaries();
-    let (similar, as_of) = vector::candidates(
-        pool,
-        &vector::Request {
-            project_id: request.project_id,
-            as_of: q.cursor.as_of,
-            filters: &request.filters,
-            summaries,
-            exclude: q.exclude,
-            model: embedder.model(),
-            query: &vector,
-        },
-    )
-    .await?;
-    let as_of = q.cursor.as_of.or(as_of);
-    let ranked: Vec<fuse::Fused> = match mode {
-        Mode::Vector => similar
-            .into_iter()
-            .map(|s| fuse::Fused {
-                source: s.source,
-                id: s.id,
-                score: s.similarity as f64,
-            })
-            .collect(),
-        _ => {
-            let text = match q.any {
-                Some(any) => {
-                    sql::hits(
-                        pool,
-                        Order::Relevance,
-                        &sql::Params {
-                            project_id: request.project_id,
-                            as_of,
-                            query: Some(any),
-                            exclude: q.exclude,
-                            filters: &request.filters,
-                            summaries,
-                            fetch: FULLTEXT_CANDIDATES,
-                            offset: 0,
-                        },
-                    )
-                    .await?
-                }
-                None => vec![],
-            };
-            let text_keys = text.iter().map(|k| (k.source.clone(), k.id)).collect();
-            let vector_keys = similar.into_iter().map(|s| (s.source, s.id)).collect();
-            fuse::rrf(&[text_keys, vector_keys])
-        }
-    };
-    let Some(as_of) = as_of else {
-        return Ok(Some(Page {
-            hits: vec![],
-            next_cursor: None,
-        }));
-    };
-    let start = (q.cursor.offset as usize).min(ranked.len());
-    let end = (start + q.limit as usize).min(ranked.len());
-    let next_cursor = (ranked.len() > end).then(|| {
-        Cursor {
-            offset: end as i64,
-            as_of: Some(as_of),
-        }
-        .encode()
-    });
-    let keys = ranked[start..end]
-        .iter()
-        .map(|f| sql::HitKey {
-            source: f.source.clone(),
-            id: f.id,
-            score: f.score,
-            as_of,
-        })
-        .collect();
-    load_page(pool, request.project_id, keys, next_cursor)
-        .await
-        .map(Some)
-}
-
 /// Where a timeline is centred.
 #[derive(Clone, Debug)]
 pub enum Anchor {
@@ -373,8 +264,7 @@ pub struct Timeline {
 /// time order; `None` when the anchor is not an observation of the project
 /// or the query finds none.
 pub async fn timeline(
-    pool: &sqlx::PgPool,
-    embedder: Option<&cairn_embed::Embedder>,
+    state: &crate::state::AppState,
     project_id: Uuid,
     anchor: Anchor,
     before: i64,
@@ -386,8 +276,7 @@ pub async fn timeline(
         Anchor::Observation(id) => id,
         Anchor::Query(text) => {
             let page = search(
-                pool,
-                embedder,
+                state,
                 &SearchRequest {
                     project_id,
                     query: Some(text),
@@ -407,7 +296,7 @@ pub async fn timeline(
             }
         }
     };
-    let items = timeline::around(pool, project_id, anchor, before, after).await?;
+    let items = timeline::around(&state.pool, project_id, anchor, before, after).await?;
     if !items.iter().any(|r| r.id == anchor) {
         return Ok(None);
     }

@@ -117,10 +117,6 @@ impl Shape {
     }
 }
 
-/// The context builder's cap (`context/gather.rs`): it ranks only the
-/// newest this-many matches of a prompt's words.
-pub const RANKED_MATCHES: i64 = 1_000;
-
 /// A search ranks only the newest this-many matches of each source: ranking
 /// reads each match's whole vector, and finding the newest matches of a
 /// word in tens of thousands of rows reads a row per match or more; recency

@@ -1,0 +1,110 @@
+//! Fusion of the two arms and the final score.
+//!
+//! Convex combination of normalised scores (Bruch, Gai and Ingber, "An
+//! Analysis of Fusion Functions for Hybrid Retrieval", 2023, found it
+//! beats reciprocal-rank fusion and is easier to tune): the lexical score
+//! over the query's best lexical score, the cosine rescaled from
+//! `MIN_SIMILARITY..1` to `0..1`, weighted `LEXICAL_WEIGHT` to the rest.
+//! A memory found by one arm only has 0 from the other. Unlike RRF the
+//! scores keep their gaps: a lone strong lexical match (a rare error code)
+//! stays above many weak semantic neighbours.
+//!
+//! The final score multiplies in the memory's state (stale half,
+//! superseded a quarter) and a small recency factor that breaks near-ties
+//! towards newer memories and never hides an older match.
+
+use chrono::{DateTime, Utc};
+
+use crate::semantic::MIN_SIMILARITY;
+
+/// Weight of the lexical arm in hybrid mode (the semantic arm has the rest).
+/// Tuned on the recall benchmark's tune set (bench/README.md).
+pub const LEXICAL_WEIGHT: f32 = 0.5;
+/// A memory written at the query's clock scores up to this much more…
+pub const RECENCY_BONUS: f64 = 0.1;
+/// …half of it at this age, in days.
+pub const RECENCY_DAYS: f64 = 30.0;
+
+/// Lexical scores over their maximum (0..=1).
+pub fn lexical(scores: &mut [(u32, f32)]) {
+    let max = scores.iter().fold(0.0f32, |m, (_, s)| m.max(*s));
+    if max > 0.0 {
+        for (_, s) in scores.iter_mut() {
+            *s /= max;
+        }
+    }
+}
+
+/// Cosines rescaled from `MIN_SIMILARITY..=1` to `0..=1`.
+pub fn semantic(scores: &mut [(u32, f32)]) {
+    for (_, s) in scores.iter_mut() {
+        *s = ((*s - MIN_SIMILARITY) / (1.0 - MIN_SIMILARITY)).clamp(0.0, 1.0);
+    }
+}
+
+/// The two normalised arms combined by slot: `w × lexical + (1 − w) × semantic`.
+pub fn combine(
+    lexical: &[(u32, f32)],
+    semantic: &[(u32, f32)],
+    weight: f32,
+    slots: usize,
+) -> Vec<(u32, f32)> {
+    let mut scores = vec![0.0f32; slots];
+    let mut seen = vec![false; slots];
+    let mut out = Vec::with_capacity(lexical.len() + semantic.len());
+    for (list, w) in [(lexical, weight), (semantic, 1.0 - weight)] {
+        for (slot, s) in list {
+            let i = *slot as usize;
+            scores[i] += w * s;
+            if !seen[i] {
+                seen[i] = true;
+                out.push(*slot);
+            }
+        }
+    }
+    out.into_iter()
+        .map(|slot| (slot, scores[slot as usize]))
+        .collect()
+}
+
+/// The recency factor of a memory written at `created_at`, seen at `as_of`.
+pub fn recency(created_at: DateTime<Utc>, as_of: DateTime<Utc>) -> f64 {
+    let age_days = ((as_of - created_at).num_seconds().max(0) as f64) / 86_400.0;
+    1.0 + RECENCY_BONUS / (1.0 + age_days / RECENCY_DAYS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_arms_beat_one_and_weights_apply() {
+        let fused = combine(&[(0, 1.0), (1, 0.5)], &[(1, 1.0), (2, 0.9)], 0.5, 3);
+        let get = |slot| fused.iter().find(|(s, _)| *s == slot).unwrap().1;
+        assert_eq!(get(0), 0.5);
+        assert_eq!(get(1), 0.75);
+        assert!((get(2) - 0.45).abs() < 1e-6);
+        let lexical_only = combine(&[(0, 1.0)], &[(2, 1.0)], 1.0, 3);
+        assert_eq!(lexical_only.iter().find(|(s, _)| *s == 2).unwrap().1, 0.0);
+    }
+
+    #[test]
+    fn normalisation() {
+        let mut l = vec![(0, 4.0), (1, 2.0)];
+        lexical(&mut l);
+        assert_eq!(l, [(0, 1.0), (1, 0.5)]);
+        let mut s = vec![(0, 1.0), (1, MIN_SIMILARITY), (2, 0.0)];
+        semantic(&mut s);
+        assert_eq!(s, [(0, 1.0), (1, 0.0), (2, 0.0)]);
+    }
+
+    #[test]
+    fn recency_breaks_ties_and_never_doubles() {
+        let now = Utc::now();
+        assert!((recency(now, now) - 1.1).abs() < 1e-9);
+        let year = recency(now - chrono::Duration::days(365), now);
+        assert!(year > 1.0 && year < 1.01);
+        // A memory from the future of the clock counts as new, no more.
+        assert!((recency(now + chrono::Duration::days(3), now) - 1.1).abs() < 1e-9);
+    }
+}

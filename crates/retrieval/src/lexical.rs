@@ -1,0 +1,217 @@
+//! The lexical arm: a BM25F inverted index over one project's memories.
+//!
+//! Each memory's fields are tokenised (`tokenize`) and folded into one
+//! weighted term frequency per term (`Σ weight(field) × tf(field)`) and one
+//! weighted length (`Σ weight(field) × len(field)`), the "simple BM25F" of
+//! Robertson, Zaragoza and Taylor (2004): a title word counts three times a
+//! narrative word, and long memories do not win by length. Statistics
+//! (documents, average length, document frequency) are the project's own,
+//! so one tenant's words never move another's ranking.
+//!
+//! Every posting of every query term is scored: there is no window of
+//! newest matches, so a rare word in a year-old memory outranks common
+//! words in new ones. A posting is 8 bytes.
+
+use std::collections::HashMap;
+
+use crate::{
+    doc::{FIELD_WEIGHTS, Fields},
+    tokenize,
+};
+
+/// BM25's term-frequency saturation.
+pub const K1: f32 = 1.2;
+/// BM25's length normalisation.
+pub const B: f32 = 0.75;
+
+#[derive(Clone, Copy, Debug)]
+struct Posting {
+    slot: u32,
+    /// Weighted term frequency.
+    wtf: f32,
+}
+
+#[derive(Default)]
+pub struct Lexical {
+    terms: HashMap<Box<str>, u32>,
+    postings: Vec<Vec<Posting>>,
+    /// Weighted length by slot (0 for a removed slot).
+    lengths: Vec<f32>,
+    total_length: f64,
+    docs: u32,
+}
+
+impl Lexical {
+    /// Indexes `text` as `slot` (slots are given in increasing order).
+    pub fn add(&mut self, slot: u32, text: &Fields<String>) {
+        let mut tf: HashMap<String, f32> = HashMap::new();
+        let mut length = 0.0f32;
+        let w = FIELD_WEIGHTS;
+        for (field, weight) in [
+            (&text.title, w.title),
+            (&text.facts, w.facts),
+            (&text.files, w.files),
+            (&text.body, w.body),
+        ] {
+            for term in tokenize::terms(field) {
+                *tf.entry(term).or_default() += weight;
+                length += weight;
+            }
+        }
+        for (term, wtf) in tf {
+            let id = match self.terms.get(term.as_str()) {
+                Some(id) => *id,
+                None => {
+                    let id = self.postings.len() as u32;
+                    self.terms.insert(term.into_boxed_str(), id);
+                    self.postings.push(Vec::new());
+                    id
+                }
+            };
+            self.postings[id as usize].push(Posting { slot, wtf });
+        }
+        if self.lengths.len() <= slot as usize {
+            self.lengths.resize(slot as usize + 1, 0.0);
+        }
+        self.lengths[slot as usize] = length;
+        self.total_length += length as f64;
+        self.docs += 1;
+    }
+
+    /// Takes `slot` out of the statistics; its postings stay until the
+    /// project is rebuilt, and the caller never admits the slot again.
+    pub fn remove(&mut self, slot: u32) {
+        if let Some(length) = self.lengths.get_mut(slot as usize) {
+            self.total_length -= *length as f64;
+            *length = 0.0;
+            self.docs = self.docs.saturating_sub(1);
+        }
+    }
+
+    /// BM25F scores of the slots matching any of `terms` that `admit`
+    /// accepts, unordered. `terms` are query terms (distinct).
+    pub fn score(&self, terms: &[String], admit: impl Fn(u32) -> bool) -> Vec<(u32, f32)> {
+        let n = self.docs.max(1) as f32;
+        let average = (self.total_length / self.docs.max(1) as f64).max(1.0) as f32;
+        // Dense by slot: a frequent term's postings are summed without hashing.
+        let mut scores = vec![0.0f32; self.lengths.len()];
+        let mut touched = Vec::new();
+        for term in terms {
+            let Some(&id) = self.terms.get(term.as_str()) else {
+                continue;
+            };
+            let postings = &self.postings[id as usize];
+            let df = postings.len() as f32;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0);
+            for p in postings {
+                let length = self.lengths[p.slot as usize];
+                if length == 0.0 || !admit(p.slot) {
+                    continue;
+                }
+                let norm = K1 * (1.0 - B + B * length / average);
+                let score = &mut scores[p.slot as usize];
+                if *score == 0.0 {
+                    touched.push(p.slot);
+                }
+                *score += idf * p.wtf * (K1 + 1.0) / (p.wtf + norm) + f32::MIN_POSITIVE;
+            }
+        }
+        touched
+            .into_iter()
+            .map(|slot| (slot, scores[slot as usize]))
+            .collect()
+    }
+
+    /// The slots holding any of `terms` (an exclusion).
+    pub fn matching(&self, terms: &[String]) -> std::collections::HashSet<u32> {
+        terms
+            .iter()
+            .filter_map(|t| self.terms.get(t.as_str()))
+            .flat_map(|id| self.postings[*id as usize].iter().map(|p| p.slot))
+            .collect()
+    }
+
+    /// Bytes held (postings, lengths, the term dictionary), roughly.
+    pub fn bytes(&self) -> usize {
+        let postings: usize = self.postings.iter().map(|p| p.capacity() * 8 + 24).sum();
+        let dictionary: usize = self.terms.keys().map(|k| k.len() + 16 + 8).sum();
+        postings + dictionary + self.lengths.capacity() * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(text: &str) -> Fields<String> {
+        Fields {
+            body: text.into(),
+            ..Default::default()
+        }
+    }
+
+    fn best(index: &Lexical, query: &str) -> Vec<u32> {
+        let mut s = index.score(&tokenize::query_terms(query), |_| true);
+        s.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        s.into_iter().map(|(slot, _)| slot).collect()
+    }
+
+    #[test]
+    fn a_rare_word_outweighs_a_common_one() {
+        let mut index = Lexical::default();
+        index.add(0, &body("deploy failed: the registry-creds secret had expired"));
+        for slot in 1..2500 {
+            index.add(slot, &body("routine deploy of the pipeline, deploy went fine"));
+        }
+        assert_eq!(best(&index, "deploy registry-creds")[0], 0);
+        assert_eq!(best(&index, "deploy expired")[0], 0);
+        // Every match is scored, however many there are.
+        assert_eq!(best(&index, "deploy").len(), 2500);
+    }
+
+    #[test]
+    fn a_title_word_outweighs_a_narrative_word() {
+        let mut index = Lexical::default();
+        index.add(
+            0,
+            &Fields {
+                body: "we looked at the scheduler for a while".into(),
+                title: "Queue tuning".into(),
+                ..Default::default()
+            },
+        );
+        index.add(
+            1,
+            &Fields {
+                title: "Scheduler rewrite".into(),
+                body: "we looked at the queue for a while".into(),
+                ..Default::default()
+            },
+        );
+        assert_eq!(best(&index, "scheduler"), [1, 0]);
+    }
+
+    #[test]
+    fn removed_slots_are_not_scored_and_leave_the_statistics() {
+        let mut index = Lexical::default();
+        index.add(0, &body("cache eviction"));
+        index.add(1, &body("cache warmup"));
+        index.remove(0);
+        assert_eq!(best(&index, "cache eviction"), [1]);
+        assert_eq!(index.docs, 1);
+        assert_eq!(
+            index.matching(&["evict".into()]).into_iter().collect::<Vec<_>>(),
+            [0]
+        );
+    }
+
+    #[test]
+    fn the_admit_filter_is_applied() {
+        let mut index = Lexical::default();
+        index.add(0, &body("cache"));
+        index.add(1, &body("cache"));
+        let s = index.score(&["cach".into()], |slot| slot == 1);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].0, 1);
+    }
+}

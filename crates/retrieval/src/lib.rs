@@ -1,0 +1,27 @@
+//! Cairn's retrieval engine: every path that finds memory — search over
+//! HTTP and MCP, context at session start and on a prompt, file memories
+//! before a tool runs, `ask`, the dashboard — asks it, with one query
+//! model (`query`) and one place to tune (`fuse`, `doc::FIELD_WEIGHTS`).
+//!
+//! Two arms over every memory of a project, whatever its age: words, by
+//! BM25F over a code-aware tokenisation (`lexical`, `tokenize`), and
+//! meaning, by an exact scan of every vector (`semantic`); fused by a
+//! convex combination of normalised scores (`fuse`). The index lives in
+//! memory and is derived: built from Postgres on start, kept current from
+//! the database's own change feed (`follow`, `store`, migration 0021),
+//! never from one replica's requests.
+
+pub mod doc;
+pub mod engine;
+mod follow;
+pub mod fuse;
+pub mod lexical;
+pub mod project;
+pub mod query;
+pub mod semantic;
+mod store;
+pub mod tokenize;
+
+pub use doc::{Attrs, Doc, Source, State};
+pub use engine::{Config, Engine, Stats};
+pub use query::{Filters, Hit, Mode, Query};

@@ -1,0 +1,77 @@
+//! The one query model of every path that finds memory: the words (and
+//! the words to leave out), the query's vector, the filters, the clock,
+//! how to match, and how many hits.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::doc::{Attrs, Source};
+
+/// How a query is matched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// By words alone (BM25F).
+    Lexical,
+    /// By meaning alone (the query's vector).
+    Semantic,
+    /// Both, fused (`fuse`).
+    Hybrid,
+}
+
+/// Conditions a hit must meet (AND); empty means none.
+#[derive(Clone, Debug, Default)]
+pub struct Filters {
+    /// Observation types, any of; summaries have none and are then left out.
+    pub kinds: Vec<String>,
+    pub session_id: Option<Uuid>,
+    /// Created at or after.
+    pub since: Option<DateTime<Utc>>,
+    /// Created at or before.
+    pub until: Option<DateTime<Utc>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Query<'a> {
+    pub project_id: Uuid,
+    /// The words to find.
+    pub text: &'a str,
+    /// Words a hit must not hold (`-word`), or empty.
+    pub exclude: &'a str,
+    /// The text's embedding, when there is one.
+    pub vector: Option<&'a [f32]>,
+    pub filters: &'a Filters,
+    /// Memories written later are left out; recency is measured from it.
+    pub as_of: DateTime<Utc>,
+    /// Summaries are hits too.
+    pub summaries: bool,
+    pub mode: Mode,
+    /// Hits wanted, best first.
+    pub want: usize,
+}
+
+impl Query<'_> {
+    /// Whether a memory with these attributes may be a hit.
+    pub fn admits(&self, source: Source, attrs: &Attrs) -> bool {
+        let f = self.filters;
+        attrs.state.searchable()
+            && attrs.created_at <= self.as_of
+            && match source {
+                Source::Summary => self.summaries && f.kinds.is_empty(),
+                Source::Observation => {
+                    f.kinds.is_empty() || attrs.kind.as_ref().is_some_and(|k| f.kinds.contains(k))
+                }
+            }
+            && f.session_id.is_none_or(|s| attrs.session_id == Some(s))
+            && f.since.is_none_or(|t| attrs.created_at >= t)
+            && f.until.is_none_or(|t| attrs.created_at <= t)
+    }
+}
+
+/// One hit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hit {
+    pub source: Source,
+    pub id: Uuid,
+    pub score: f64,
+    pub created_at: DateTime<Utc>,
+}

@@ -1,0 +1,177 @@
+//! The semantic arm: every vector of one project, compared exactly.
+//!
+//! Vectors (L2-normalised, 384 dimensions) are kept as 8-bit integers with
+//! one scale each (`v ≈ scale × q`), 388 bytes a memory instead of 1,536;
+//! the query is quantised the same way and compared with an integer dot
+//! product, which the compiler vectorises. An exact scan over every vector
+//! that passes the query's filters, not an approximate graph: nothing is
+//! missed, filters never starve the result, and at 100,000 memories a scan
+//! takes a few milliseconds (bench/README.md, "search at scale"), so an
+//! approximate index would buy little and cost recall.
+
+/// Cosine below which a memory is not a semantic hit: unrelated texts score
+/// about 0 to 0.15 with all-MiniLM-L6-v2.
+pub const MIN_SIMILARITY: f32 = 0.2;
+
+#[derive(Default)]
+pub struct Semantic {
+    dims: usize,
+    /// `dims` values per slot (zeros where a slot has no vector).
+    data: Vec<i8>,
+    /// Per slot: the scale, 0 where there is no vector.
+    scales: Vec<f32>,
+    vectors: usize,
+}
+
+/// `v` as 8-bit integers and their scale.
+pub fn quantise(v: &[f32]) -> (Vec<i8>, f32) {
+    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    if max == 0.0 || !max.is_finite() {
+        return (vec![0; v.len()], 0.0);
+    }
+    let scale = max / 127.0;
+    (
+        v.iter()
+            .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8)
+            .collect(),
+        scale,
+    )
+}
+
+fn dot(a: &[i8], b: &[i8]) -> i32 {
+    a.iter().zip(b).map(|(x, y)| *x as i32 * *y as i32).sum()
+}
+
+impl Semantic {
+    /// Makes room for slots up to `slot`.
+    fn reserve(&mut self, slot: u32) {
+        let n = slot as usize + 1;
+        if self.scales.len() < n {
+            self.scales.resize(n, 0.0);
+            self.data.resize(n * self.dims, 0);
+        }
+    }
+
+    /// Sets `slot`'s vector; one of another length than the first is refused (`false`).
+    pub fn set(&mut self, slot: u32, vector: &[f32]) -> bool {
+        if self.dims == 0 {
+            self.dims = vector.len();
+            self.data = vec![0; self.scales.len() * self.dims];
+        }
+        if vector.len() != self.dims || self.dims == 0 {
+            return false;
+        }
+        self.reserve(slot);
+        let (q, scale) = quantise(vector);
+        let at = slot as usize * self.dims;
+        self.data[at..at + self.dims].copy_from_slice(&q);
+        if self.scales[slot as usize] == 0.0 && scale != 0.0 {
+            self.vectors += 1;
+        }
+        self.scales[slot as usize] = scale;
+        true
+    }
+
+    pub fn clear(&mut self, slot: u32) {
+        if let Some(scale) = self.scales.get_mut(slot as usize)
+            && *scale != 0.0
+        {
+            *scale = 0.0;
+            self.vectors -= 1;
+        }
+    }
+
+    pub fn has(&self, slot: u32) -> bool {
+        self.scales.get(slot as usize).is_some_and(|s| *s != 0.0)
+    }
+
+    /// Cosine similarities to `query` of every slot with a vector that
+    /// `admit` accepts and that reaches `MIN_SIMILARITY`, unordered.
+    pub fn score(&self, query: &[f32], admit: impl Fn(u32) -> bool) -> Vec<(u32, f32)> {
+        if query.len() != self.dims || self.dims == 0 {
+            return vec![];
+        }
+        let (q, q_scale) = quantise(query);
+        let mut out = Vec::new();
+        for (slot, (scale, v)) in self
+            .scales
+            .iter()
+            .zip(self.data.chunks_exact(self.dims))
+            .enumerate()
+        {
+            if *scale == 0.0 {
+                continue;
+            }
+            let similarity = dot(&q, v) as f32 * scale * q_scale;
+            if similarity >= MIN_SIMILARITY && admit(slot as u32) {
+                out.push((slot as u32, similarity));
+            }
+        }
+        out
+    }
+
+    pub fn len(&self) -> usize {
+        self.vectors
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.vectors == 0
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.data.capacity() + self.scales.capacity() * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(v: &[f32]) -> Vec<f32> {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn quantised_cosine_is_close_to_the_exact_one() {
+        let a = unit(
+            &(0..384)
+                .map(|i| ((i * 7919) % 97) as f32 - 48.0)
+                .collect::<Vec<_>>(),
+        );
+        let b = unit(
+            &(0..384)
+                .map(|i| ((i * 104_729) % 89) as f32 - 44.0)
+                .collect::<Vec<_>>(),
+        );
+        let exact: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        let mut s = Semantic::default();
+        s.set(0, &b);
+        let got = s.score(&a, |_| true);
+        let approx = got.first().map(|(_, v)| *v).unwrap_or(0.0);
+        if exact >= MIN_SIMILARITY {
+            assert!((approx - exact).abs() < 0.01, "{approx} vs {exact}");
+        }
+        let mut s = Semantic::default();
+        s.set(3, &a);
+        let (slot, sim) = s.score(&a, |_| true)[0];
+        assert_eq!(slot, 3);
+        assert!((sim - 1.0).abs() < 0.01, "{sim}");
+    }
+
+    #[test]
+    fn cleared_and_unadmitted_slots_are_not_scored() {
+        let v = unit(&[1.0, 2.0, 3.0]);
+        let mut s = Semantic::default();
+        assert!(s.set(0, &v));
+        assert!(s.set(5, &v));
+        assert!(!s.set(1, &[1.0, 0.0]), "another length is refused");
+        assert_eq!(s.len(), 2);
+        s.clear(0);
+        assert_eq!(s.len(), 1);
+        let hits: Vec<u32> = s.score(&v, |_| true).into_iter().map(|(slot, _)| slot).collect();
+        assert_eq!(hits, [5]);
+        assert!(s.score(&v, |slot| slot != 5).is_empty());
+        assert!(!s.has(0) && s.has(5) && !s.has(99));
+    }
+}
