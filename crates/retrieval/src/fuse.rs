@@ -25,41 +25,38 @@ pub const RECENCY_BONUS: f64 = 0.1;
 /// …half of it at this age, in days.
 pub const RECENCY_DAYS: f64 = 30.0;
 
-/// Lexical scores over their maximum (0..=1).
-pub fn lexical(scores: &mut [(u32, f32)]) {
-    let max = scores.iter().fold(0.0f32, |m, (_, s)| m.max(*s));
-    if max > 0.0 {
-        for (_, s) in scores.iter_mut() {
-            *s /= max;
-        }
-    }
-}
-
-/// Cosines rescaled from `MIN_SIMILARITY..=1` to `0..=1`.
-pub fn semantic(scores: &mut [(u32, f32)]) {
-    for (_, s) in scores.iter_mut() {
-        *s = ((*s - MIN_SIMILARITY) / (1.0 - MIN_SIMILARITY)).clamp(0.0, 1.0);
-    }
-}
-
-/// The two normalised arms combined by slot: `w × lexical + (1 − w) × semantic`.
+/// The two arms combined by slot: `w × lexical + (1 − w) × semantic`,
+/// each normalised first when `normalise` (the lexical score over the
+/// query's best, the cosine from `MIN_SIMILARITY..=1` to `0..=1`), else as
+/// they are (one arm alone keeps its own scale).
 pub fn combine(
     lexical: &[(u32, f32)],
     semantic: &[(u32, f32)],
     weight: f32,
+    normalise: bool,
     slots: usize,
 ) -> Vec<(u32, f32)> {
+    let best = lexical.iter().fold(0.0f32, |m, (_, s)| m.max(*s));
+    let lexical_norm = |s: f32| if normalise && best > 0.0 { s / best } else { s };
+    let semantic_norm = |s: f32| match normalise {
+        true => ((s - MIN_SIMILARITY) / (1.0 - MIN_SIMILARITY)).clamp(0.0, 1.0),
+        false => s,
+    };
     let mut scores = vec![0.0f32; slots];
     let mut seen = vec![false; slots];
     let mut out = Vec::with_capacity(lexical.len() + semantic.len());
-    for (list, w) in [(lexical, weight), (semantic, 1.0 - weight)] {
-        for (slot, s) in list {
-            let i = *slot as usize;
-            scores[i] += w * s;
-            if !seen[i] {
-                seen[i] = true;
-                out.push(*slot);
-            }
+    for (slot, s) in lexical {
+        let i = *slot as usize;
+        scores[i] += weight * lexical_norm(*s);
+        seen[i] = true;
+        out.push(*slot);
+    }
+    for (slot, s) in semantic {
+        let i = *slot as usize;
+        scores[i] += (1.0 - weight) * semantic_norm(*s);
+        if !seen[i] {
+            seen[i] = true;
+            out.push(*slot);
         }
     }
     out.into_iter()
@@ -79,23 +76,18 @@ mod tests {
 
     #[test]
     fn both_arms_beat_one_and_weights_apply() {
-        let fused = combine(&[(0, 1.0), (1, 0.5)], &[(1, 1.0), (2, 0.9)], 0.5, 3);
+        // Lexical 4 and 2 normalise to 1 and 0.5; cosines 1 and 0.84 to 1 and 0.8.
+        let fused = combine(&[(0, 4.0), (1, 2.0)], &[(1, 1.0), (2, 0.84)], 0.5, true, 3);
         let get = |slot| fused.iter().find(|(s, _)| *s == slot).unwrap().1;
         assert_eq!(get(0), 0.5);
         assert_eq!(get(1), 0.75);
-        assert!((get(2) - 0.45).abs() < 1e-6);
-        let lexical_only = combine(&[(0, 1.0)], &[(2, 1.0)], 1.0, 3);
-        assert_eq!(lexical_only.iter().find(|(s, _)| *s == 2).unwrap().1, 0.0);
-    }
-
-    #[test]
-    fn normalisation() {
-        let mut l = vec![(0, 4.0), (1, 2.0)];
-        lexical(&mut l);
-        assert_eq!(l, [(0, 1.0), (1, 0.5)]);
-        let mut s = vec![(0, 1.0), (1, MIN_SIMILARITY), (2, 0.0)];
-        semantic(&mut s);
-        assert_eq!(s, [(0, 1.0), (1, 0.0), (2, 0.0)]);
+        assert!((get(2) - 0.4).abs() < 1e-6, "{}", get(2));
+        let lexical_only = combine(&[(0, 3.0)], &[(2, 1.0)], 1.0, false, 3);
+        assert_eq!(
+            lexical_only,
+            [(0, 3.0), (2, 0.0)],
+            "one arm alone keeps its scale"
+        );
     }
 
     #[test]

@@ -138,12 +138,12 @@ impl ProjectIndex {
         };
         let lexical_on = matches!(q.mode, Mode::Lexical | Mode::Hybrid);
         let semantic_on = matches!(q.mode, Mode::Semantic | Mode::Hybrid) && q.vector.is_some();
-        let mut lexical = if lexical_on {
+        let lexical = if lexical_on {
             self.lexical.score(&tokenize::query_terms(q.text), admit)
         } else {
             vec![]
         };
-        let mut semantic = match (semantic_on, q.vector) {
+        let semantic = match (semantic_on, q.vector) {
             (true, Some(v)) => self.semantic.score(v, admit),
             _ => vec![],
         };
@@ -152,16 +152,19 @@ impl ProjectIndex {
             (true, false) => 1.0,
             (false, _) => 0.0,
         };
-        fuse::lexical(&mut lexical);
-        fuse::semantic(&mut semantic);
-        let fused = fuse::combine(&lexical, &semantic, weight, self.slots.len());
+        // One arm alone keeps its own scale (BM25; cosine similarity), so a
+        // vector search's scores read as similarities; fusion normalises.
+        let normalise = weight > 0.0 && weight < 1.0;
+        let fused = fuse::combine(&lexical, &semantic, weight, normalise, self.slots.len());
         let mut hits: Vec<(u32, f64)> = fused
             .into_iter()
-            .filter(|(_, s)| *s > 0.0 || q.mode == Mode::Lexical)
+            .filter(|(_, s)| *s > 0.0)
             .map(|(slot, s)| {
                 let m = &self.slots[slot as usize];
-                let score =
-                    s as f64 * m.attrs.state.weight() as f64 * fuse::recency(m.attrs.created_at, q.as_of);
+                let mut score = s as f64 * m.attrs.state.weight() as f64;
+                if q.mode != Mode::Semantic {
+                    score *= fuse::recency(m.attrs.created_at, q.as_of);
+                }
                 (slot, score)
             })
             .collect();
@@ -177,14 +180,30 @@ impl ProjectIndex {
         }
         hits.sort_by(order);
         hits.truncate(q.want);
+        // Each arm's own score of the hits kept (for gates and reports).
+        let mut raw: std::collections::HashMap<u32, (f32, f32)> =
+            hits.iter().map(|(s, _)| (*s, (0.0, 0.0))).collect();
+        for (slot, s) in &lexical {
+            if let Some(r) = raw.get_mut(slot) {
+                r.0 = *s;
+            }
+        }
+        for (slot, s) in &semantic {
+            if let Some(r) = raw.get_mut(slot) {
+                r.1 = *s;
+            }
+        }
         hits.into_iter()
             .map(|(slot, score)| {
                 let m = &self.slots[slot as usize];
+                let (bm25, cosine) = raw.get(&slot).copied().unwrap_or_default();
                 Hit {
                     source: m.source,
                     id: m.id,
                     score,
                     created_at: m.attrs.created_at,
+                    bm25,
+                    cosine,
                 }
             })
             .collect()

@@ -74,4 +74,8 @@ pub struct Hit {
     pub id: Uuid,
     pub score: f64,
     pub created_at: DateTime<Utc>,
+    /// The lexical arm's own BM25F score (0 when it did not match).
+    pub bm25: f32,
+    /// The cosine similarity to the query (0 below the floor or without a vector).
+    pub cosine: f32,
 }

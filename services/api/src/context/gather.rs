@@ -165,14 +165,14 @@ pub async fn relevant(
         .collect())
 }
 
-/// [`relevant`], at most `want`, with the engine's scores (best first).
+/// [`relevant`], at most `want`, with the engine's hits (best first).
 pub async fn relevant_scored(
     state: &AppState,
     project_id: Uuid,
     text: &str,
     as_of: Option<DateTime<Utc>>,
     want: usize,
-) -> ApiResult<Vec<(ObservationItem, f64)>> {
+) -> ApiResult<Vec<(ObservationItem, cairn_retrieval::Hit)>> {
     let vector = match &state.embedder {
         Some(embedder) => match state.retrieval.embed_query(embedder, text).await {
             Ok(v) => Some(v),
@@ -213,7 +213,7 @@ pub async fn relevant_scored(
             .collect();
     Ok(hits
         .into_iter()
-        .filter_map(|h| known.remove(&h.id).map(|o| (o, h.score)))
+        .filter_map(|h| known.remove(&h.id).map(|o| (o, h)))
         .collect())
 }
 

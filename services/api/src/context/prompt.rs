@@ -1,7 +1,8 @@
-//! Memories related to a prompt, answered on UserPromptSubmit when the
-//! project opts in: the best few matches of the prompt's words, in a small
-//! token budget, and only if they arrive within the latency budget — a late
-//! answer is worse than none.
+//! Memories related to a prompt, answered on UserPromptSubmit (on unless a
+//! project turns it off): the retrieval engine's best few matches of the
+//! prompt, behind a relevance gate (`admits`) so that an unrelated prompt
+//! gets nothing, in a small token budget, and only if they arrive within
+//! the latency budget — a late answer is worse than none.
 
 use std::time::Duration;
 
@@ -34,8 +35,28 @@ async fn lookup(state: &AppState, project_id: Uuid, prompt: &str) -> crate::erro
     if !settings.prompt_context {
         return Ok(None);
     }
-    let matches = gather::relevant(state, project_id, prompt, None).await?;
+    let matches: Vec<gather::ObservationItem> =
+        gather::relevant_scored(state, project_id, prompt, None, gather::DETAILED as usize)
+            .await?
+            .into_iter()
+            .filter(|(_, hit)| admits(hit))
+            .map(|(o, _)| o)
+            .collect();
     Ok(render(&matches, settings.prompt_context_budget_tokens as usize))
+}
+
+/// The gate's cosine floor: all-MiniLM-L6-v2 puts unrelated texts at
+/// 0 to 0.3 and a memory that answers a prompt above 0.45 (the recall
+/// benchmark's tune set; `prompt_gate` test).
+pub const GATE_COSINE: f32 = 0.45;
+/// The gate's BM25F floor: a rare word of the prompt (an error code, an
+/// identifier, a file) matched in a title or facts; common words alone stay
+/// under it.
+pub const GATE_BM25: f32 = 6.0;
+
+/// Whether a hit is related enough to be injected unasked.
+pub fn admits(hit: &cairn_retrieval::Hit) -> bool {
+    hit.cosine >= GATE_COSINE || hit.bm25 >= GATE_BM25
 }
 
 /// The matches, each cut so that the whole stays within `budget_tokens`.

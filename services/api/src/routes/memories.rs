@@ -87,8 +87,25 @@ pub async fn create_memory(
         .chars()
         .take(120)
         .collect();
+    // Embedded before the write, stored with it: found by meaning at once,
+    // not after the generator's backfill. No model, or a failure (logged):
+    // written without, and the backfill embeds it later.
+    let vector = match &state.embedder {
+        Some(embedder) => {
+            let text = cairn_generator::embed::observation_text(&title, "", &[], &content);
+            match embedder.embed_one(&text).await {
+                Ok(v) => Some((embedder.model(), v)),
+                Err(e) => {
+                    tracing::warn!(error = %e, "memory not embedded now: the backfill will");
+                    None
+                }
+            }
+        }
+        None => None,
+    };
+    let mut tx = state.pool.begin().await?;
     let row = observations::insert_manual(
-        &state.pool,
+        &mut *tx,
         NewMemory {
             project,
             author_token_id: auth.token_id,
@@ -100,6 +117,11 @@ pub async fn create_memory(
         },
     )
     .await?;
+    if let Some((model, vector)) = &vector {
+        let target = cairn_generator::embed::Target::Observation(row.id);
+        cairn_generator::embed::store(&mut tx, row.project_id, target, model, vector).await?;
+    }
+    tx.commit().await?;
     Ok((StatusCode::CREATED, Json(MemoryResponse { memory: row.into() })))
 }
 

@@ -31,6 +31,7 @@ mod privacy;
 mod privileges;
 mod project_rules;
 mod redis_down;
+mod retrieval;
 mod search;
 mod states;
 mod telemetry;

@@ -1,0 +1,365 @@
+//! The retrieval engine end to end: an old memory is found among thousands
+//! of newer ones by words and by meaning; tenancy, states and as-of hold in
+//! every mode; a second replica's index finds a new memory at once; an
+//! index rebuilt from Postgres equals the one kept current by the feed; no
+//! model means words alone, never an error.
+
+use std::{path::PathBuf, time::Duration};
+
+use cairn_embed::Embedder;
+use chrono::Utc;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::helpers::{Options, TestApp, spawn_app_with};
+
+const ROOT_CAUSE: &str = "The deploy pipeline failed because the Kubernetes secret registry-creds had expired; \
+                          rotated it with scripts/rotate-registry.sh.";
+const QUESTIONS: [&str; 3] = [
+    "why did the deploy pipeline fail",
+    "credentials for the container registry ran out",
+    "expired kubernetes secret",
+];
+/// Routine notes about the same pipeline (none about credentials or failures).
+const ROUTINE: [&str; 8] = [
+    "Deploy pipeline run {n}: deployed build {n} to staging; all checks green.",
+    "Promoted build {n} through the deploy pipeline to production after smoke tests.",
+    "Deploy pipeline {n}: bumped the image tag and redeployed the web service.",
+    "Routine deploy {n}: pipeline finished in 7 minutes, canary looked healthy.",
+    "Updated deploy/pipeline.yaml step {n} to cache node_modules between runs.",
+    "Deploy pipeline run {n} rolled out the worker service to two regions.",
+    "Pipeline {n}: deploy of the API went out behind a feature flag.",
+    "Deployed hotfix {n} with the usual pipeline; no incidents.",
+];
+
+fn model_dir() -> PathBuf {
+    let dir = cairn_embed::model_dir();
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "no embedding model in {} (run scripts/fetch-model.sh)",
+        dir.display()
+    );
+    dir
+}
+
+async fn spawn(embeddings: bool) -> TestApp {
+    let (provider, dir) = match embeddings {
+        true => ("local", model_dir()),
+        false => ("none", PathBuf::from("/nonexistent")),
+    };
+    spawn_app_with(Options {
+        extra: vec![
+            ("CAIRN_EMBED_PROVIDER", provider.into()),
+            ("CAIRN_EMBED_MODEL_DIR", dir.display().to_string()),
+        ],
+        ..Options::default()
+    })
+    .await
+}
+
+/// Writes memories straight to Postgres as the generator would (with
+/// vectors), `age_days` old; the same text's vector is embedded once.
+async fn seed(
+    app: &TestApp,
+    embedder: Option<&Embedder>,
+    project_id: Uuid,
+    texts: &[(String, f64)],
+) -> Vec<Uuid> {
+    let mut vectors: std::collections::HashMap<String, Vec<f32>> = Default::default();
+    if let Some(e) = embedder {
+        let distinct: Vec<String> = {
+            let mut d: Vec<String> = texts.iter().map(|(t, _)| t.clone()).collect();
+            d.sort();
+            d.dedup();
+            d
+        };
+        for chunk in distinct.chunks(32) {
+            for (t, v) in chunk.iter().zip(e.embed(chunk.to_vec()).await.unwrap()) {
+                vectors.insert(t.clone(), v);
+            }
+        }
+    }
+    let mut ids = Vec::with_capacity(texts.len());
+    let mut tx = app.pool.begin().await.unwrap();
+    for (text, age_days) in texts {
+        let id = Uuid::now_v7();
+        let at = Utc::now() - chrono::Duration::seconds((age_days * 86_400.0) as i64);
+        sqlx::query(
+            "INSERT INTO observations (id, team_id, project_id, generation_key, kind, title, narrative,
+                 provider, model, created_at, updated_at)
+             VALUES ($1, $2, $3, 'test:' || $1, 'discovery', left($4, 60), $4, 'heuristic', 'none', $5, $5)",
+        )
+        .bind(id)
+        .bind(app.team_id)
+        .bind(project_id)
+        .bind(text)
+        .bind(at)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+        if let (Some(e), Some(v)) = (embedder, vectors.get(text)) {
+            sqlx::query(
+                "INSERT INTO observation_embeddings (observation_id, project_id, model, dims, embedding)
+                 VALUES ($1, $2, $3, $4, $5)",
+            )
+            .bind(id)
+            .bind(project_id)
+            .bind(e.model())
+            .bind(v.len() as i32)
+            .bind(v)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        }
+        ids.push(id);
+    }
+    tx.commit().await.unwrap();
+    ids
+}
+
+fn routine(n: usize) -> Vec<(String, f64)> {
+    (0..n)
+        .map(|i| {
+            let text = ROUTINE[i % ROUTINE.len()].replace("{n}", &(i % 40).to_string());
+            // Newer than the root cause (400 days old): from 300 days ago to now.
+            (text, 300.0 * (1.0 - i as f64 / n as f64))
+        })
+        .collect()
+}
+
+async fn search(app: &TestApp, params: &str) -> Value {
+    let (status, body) = app
+        .get(&format!("/v1/search?{params}"), Some(&app.ingest_token))
+        .await;
+    assert_eq!(status, 200, "{params}: {body}");
+    body
+}
+
+fn ids(body: &Value) -> Vec<Uuid> {
+    body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            h[h["type"].as_str().unwrap()]["id"]
+                .as_str()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect()
+}
+
+fn q(text: &str) -> String {
+    text.replace(' ', "%20")
+}
+
+#[tokio::test]
+async fn an_old_root_cause_is_found_among_2500_newer_routine_notes_by_every_question() {
+    let app = spawn(true).await;
+    let embedder = Embedder::local(&model_dir()).unwrap();
+    let old = seed(
+        &app,
+        Some(&embedder),
+        app.project_id,
+        &[(ROOT_CAUSE.to_string(), 400.0)],
+    )
+    .await[0];
+    seed(&app, Some(&embedder), app.project_id, &routine(2_500)).await;
+    for question in QUESTIONS {
+        let top = ids(&search(&app, &format!("query={}&limit=5", q(question))).await);
+        assert!(top.contains(&old), "default mode, {question:?}: {top:?}");
+        let hybrid = ids(&search(&app, &format!("query={}&limit=5&mode=hybrid", q(question))).await);
+        assert!(hybrid.contains(&old), "hybrid, {question:?}");
+    }
+    // Each arm alone reaches it too: by its rare words, and by meaning.
+    let words = ids(&search(&app, "query=registry-creds&limit=5&mode=fulltext").await);
+    assert_eq!(words.first(), Some(&old));
+    let meaning = ids(&search(&app, &format!("query={}&limit=5&mode=vector", q(QUESTIONS[1]))).await);
+    assert!(meaning.contains(&old), "vector: {meaning:?}");
+    // And every match of a common word is reachable by paging: none is cut.
+    let mut seen = 0;
+    let mut cursor: Option<String> = None;
+    loop {
+        let params = match &cursor {
+            Some(c) => format!("query=pipeline&limit=100&mode=fulltext&cursor={c}"),
+            None => "query=pipeline&limit=100&mode=fulltext".to_string(),
+        };
+        let page = search(&app, &params).await;
+        seen += ids(&page).len();
+        match page["nextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => break,
+        }
+    }
+    let matching = app
+        .count(&format!(
+            "SELECT count(*) FROM observations WHERE project_id = '{}' AND narrative ILIKE '%pipeline%'",
+            app.project_id
+        ))
+        .await;
+    assert_eq!(seen as i64, matching, "every match of `pipeline` is on some page");
+}
+
+#[tokio::test]
+async fn tenancy_states_and_as_of_hold_in_every_mode() {
+    let app = spawn(true).await;
+    let embedder = Embedder::local(&model_dir()).unwrap();
+    let other = app.create_project("elsewhere").await;
+    let text = "Flaky test fixed: the websocket reconnect raced the heartbeat timer".to_string();
+    let mine = seed(&app, Some(&embedder), app.project_id, &[(text.clone(), 2.0)]).await[0];
+    let theirs = seed(&app, Some(&embedder), other, &[(text.clone(), 1.0)]).await[0];
+    let archived = seed(
+        &app,
+        Some(&embedder),
+        app.project_id,
+        &[(format!("{text} (old copy)"), 3.0)],
+    )
+    .await[0];
+    sqlx::query("UPDATE observations SET state = 'archived', state_changed_at = now() WHERE id = $1")
+        .bind(archived)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    let before_mine = (Utc::now() - chrono::Duration::days(5)).to_rfc3339();
+    for mode in ["fulltext", "vector", "hybrid"] {
+        let found = ids(&search(
+            &app,
+            &format!("query=websocket%20reconnect%20heartbeat&mode={mode}"),
+        )
+        .await);
+        assert_eq!(found, [mine], "{mode}: the project's own live memory only");
+        let token = app
+            .mint(json!({ "name": "other", "scopes": ["read"], "projectId": other }))
+            .await;
+        let (_, body) = app
+            .get(
+                &format!("/v1/search?query=websocket%20reconnect&mode={mode}&project={other}"),
+                Some(&token),
+            )
+            .await;
+        assert_eq!(ids(&body), [theirs], "{mode}: {body}");
+        let dated = ids(&search(
+            &app,
+            &format!(
+                "query=websocket%20reconnect&mode={mode}&dateEnd={}",
+                q(&before_mine).replace('+', "%2B")
+            ),
+        )
+        .await);
+        assert!(dated.is_empty(), "{mode}: written after dateEnd");
+    }
+}
+
+#[tokio::test]
+async fn a_second_replica_finds_a_new_memory_at_once_and_a_rebuild_equals_the_followed_index() {
+    let app = spawn(true).await;
+    let replica = cairn_retrieval::Engine::new(
+        app.pool.clone(),
+        cairn_retrieval::Config {
+            model: Some(Embedder::local(&model_dir()).unwrap().model().to_string()),
+            poll_interval: Duration::from_millis(200),
+            ..Default::default()
+        },
+    );
+    let _follow = replica.start();
+    let filters = cairn_retrieval::Filters::default();
+    let find = |text: &'static str| cairn_retrieval::Query {
+        project_id: app.project_id,
+        text,
+        exclude: "",
+        vector: None,
+        filters: &filters,
+        as_of: Utc::now() + chrono::Duration::minutes(1),
+        summaries: true,
+        mode: cairn_retrieval::Mode::Lexical,
+        want: 10,
+    };
+    // Indexed before the write: the replica learns of it from the feed.
+    assert!(
+        replica
+            .search(&find("zeppelin"))
+            .await
+            .unwrap()
+            .unwrap()
+            .is_empty()
+    );
+    let (status, body) = app
+        .post(
+            "/v1/memories",
+            Some(&app.ingest_token),
+            &json!({ "projectId": app.project_id.to_string(), "content": "The zeppelin cache warms at boot" }),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let id: Uuid = body["memory"]["id"].as_str().unwrap().parse().unwrap();
+    let started = std::time::Instant::now();
+    let hits = replica.search(&find("zeppelin")).await.unwrap().unwrap();
+    assert_eq!(hits.iter().map(|h| h.id).collect::<Vec<_>>(), [id]);
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // Found by meaning at once: the API embedded it with the write.
+    let (live, _) = replica.compare_with_rebuild(app.project_id).await.unwrap();
+    assert!(
+        live.iter().any(|e| e.0 == id && e.4),
+        "the vector came with the memory"
+    );
+
+    // Edits, state changes and deletions reach the replica through the feed.
+    let others = seed(
+        &app,
+        None,
+        app.project_id,
+        &[
+            ("one zeppelin".into(), 1.0),
+            ("two zeppelins".into(), 1.0),
+            ("three".into(), 1.0),
+        ],
+    )
+    .await;
+    let (status, _) = app
+        .patch(
+            &format!("/v1/memories/{id}"),
+            Some(&app.admin_token),
+            &json!({ "title": "The airship cache", "narrative": "The airship cache warms at boot" }),
+        )
+        .await;
+    assert_eq!(status, 200);
+    sqlx::query("UPDATE observations SET state = 'stale', state_changed_at = now() WHERE id = $1")
+        .bind(others[0])
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    let (status, _) = app
+        .delete(&format!("/v1/memories/{}", others[1]), Some(&app.admin_token))
+        .await;
+    assert_eq!(status, 200);
+    let hits = replica.search(&find("zeppelin")).await.unwrap().unwrap();
+    assert_eq!(
+        hits.iter().map(|h| h.id).collect::<Vec<_>>(),
+        [others[0]],
+        "edited, stale, deleted"
+    );
+    let (live, rebuilt) = replica.compare_with_rebuild(app.project_id).await.unwrap();
+    assert_eq!(
+        live, rebuilt,
+        "the followed index equals one rebuilt from Postgres"
+    );
+    assert_eq!(live.len(), 3);
+    let stats = replica.stats();
+    assert!(stats.bytes > 0 && stats.memories >= 3, "{stats:?}");
+}
+
+#[tokio::test]
+async fn without_a_model_search_is_by_words_and_never_an_error() {
+    let app = spawn(false).await;
+    let old = seed(&app, None, app.project_id, &[(ROOT_CAUSE.to_string(), 400.0)]).await[0];
+    seed(&app, None, app.project_id, &routine(300)).await;
+    for mode in ["", "&mode=hybrid", "&mode=fulltext"] {
+        let top = ids(&search(&app, &format!("query={}&limit=5{mode}", q(QUESTIONS[0]))).await);
+        assert_eq!(top.first(), Some(&old), "{mode}");
+    }
+    let (status, body) = app
+        .get("/v1/search?query=deploy&mode=vector", Some(&app.ingest_token))
+        .await;
+    assert_eq!(status, 422, "{body}");
+}
