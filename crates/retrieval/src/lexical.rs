@@ -89,12 +89,14 @@ impl Lexical {
     }
 
     /// BM25F scores of the slots matching any of `terms` that `admit`
-    /// accepts, unordered. `terms` are query terms (distinct).
-    pub fn score(&self, terms: &[String], admit: impl Fn(u32) -> bool) -> Vec<(u32, f32)> {
+    /// accepts, with how many of the terms each matched, unordered.
+    /// `terms` are query terms (distinct).
+    pub fn score(&self, terms: &[String], admit: impl Fn(u32) -> bool) -> Vec<(u32, f32, u16)> {
         let n = self.docs.max(1) as f32;
         let average = (self.total_length / self.docs.max(1) as f64).max(1.0) as f32;
         // Dense by slot: a frequent term's postings are summed without hashing.
         let mut scores = vec![0.0f32; self.lengths.len()];
+        let mut matched = vec![0u16; self.lengths.len()];
         let mut touched = Vec::new();
         for term in terms {
             let Some(&id) = self.terms.get(term.as_str()) else {
@@ -114,11 +116,12 @@ impl Lexical {
                     touched.push(p.slot);
                 }
                 *score += idf * p.wtf * (K1 + 1.0) / (p.wtf + norm) + f32::MIN_POSITIVE;
+                matched[p.slot as usize] += 1;
             }
         }
         touched
             .into_iter()
-            .map(|slot| (slot, scores[slot as usize]))
+            .map(|slot| (slot, scores[slot as usize], matched[slot as usize]))
             .collect()
     }
 
@@ -153,7 +156,7 @@ mod tests {
     fn best(index: &Lexical, query: &str) -> Vec<u32> {
         let mut s = index.score(&tokenize::query_terms(query), |_| true);
         s.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        s.into_iter().map(|(slot, _)| slot).collect()
+        s.into_iter().map(|(slot, _, _)| slot).collect()
     }
 
     #[test]
@@ -210,8 +213,8 @@ mod tests {
         let mut index = Lexical::default();
         index.add(0, &body("cache"));
         index.add(1, &body("cache"));
-        let s = index.score(&["cach".into()], |slot| slot == 1);
+        let s = index.score(&["cach".into(), "warm".into()], |slot| slot == 1);
         assert_eq!(s.len(), 1);
-        assert_eq!(s[0].0, 1);
+        assert_eq!((s[0].0, s[0].2), (1, 1), "one of the two terms matched");
     }
 }

@@ -138,11 +138,13 @@ impl ProjectIndex {
         };
         let lexical_on = matches!(q.mode, Mode::Lexical | Mode::Hybrid);
         let semantic_on = matches!(q.mode, Mode::Semantic | Mode::Hybrid) && q.vector.is_some();
-        let lexical = if lexical_on {
-            self.lexical.score(&tokenize::query_terms(q.text), admit)
+        let terms = tokenize::query_terms(q.text);
+        let matched = if lexical_on {
+            self.lexical.score(&terms, admit)
         } else {
             vec![]
         };
+        let lexical: Vec<(u32, f32)> = matched.iter().map(|(slot, s, _)| (*slot, *s)).collect();
         let semantic = match (semantic_on, q.vector) {
             (true, Some(v)) => self.semantic.score(v, admit),
             _ => vec![],
@@ -181,11 +183,11 @@ impl ProjectIndex {
         hits.sort_by(order);
         hits.truncate(q.want);
         // Each arm's own score of the hits kept (for gates and reports).
-        let mut raw: std::collections::HashMap<u32, (f32, f32)> =
-            hits.iter().map(|(s, _)| (*s, (0.0, 0.0))).collect();
-        for (slot, s) in &lexical {
+        let mut raw: std::collections::HashMap<u32, (f32, f32, u16)> =
+            hits.iter().map(|(s, _)| (*s, (0.0, 0.0, 0))).collect();
+        for (slot, s, n) in &matched {
             if let Some(r) = raw.get_mut(slot) {
-                r.0 = *s;
+                (r.0, r.2) = (*s, *n);
             }
         }
         for (slot, s) in &semantic {
@@ -196,7 +198,7 @@ impl ProjectIndex {
         hits.into_iter()
             .map(|(slot, score)| {
                 let m = &self.slots[slot as usize];
-                let (bm25, cosine) = raw.get(&slot).copied().unwrap_or_default();
+                let (bm25, cosine, matched) = raw.get(&slot).copied().unwrap_or_default();
                 Hit {
                     source: m.source,
                     id: m.id,
@@ -204,6 +206,8 @@ impl ProjectIndex {
                     created_at: m.attrs.created_at,
                     bm25,
                     cosine,
+                    matched,
+                    terms: terms.len() as u16,
                 }
             })
             .collect()

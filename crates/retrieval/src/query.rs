@@ -78,4 +78,8 @@ pub struct Hit {
     pub bm25: f32,
     /// The cosine similarity to the query (0 below the floor or without a vector).
     pub cosine: f32,
+    /// How many of the query's distinct terms it holds…
+    pub matched: u16,
+    /// …of how many.
+    pub terms: u16,
 }

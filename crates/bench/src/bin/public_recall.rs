@@ -22,8 +22,8 @@
 //!
 //! `--tune` sweeps the lexical weight of the fusion on the `dev` qrels and
 //! reports each weight on `test` too. The sweep fuses the lexical and the
-//! semantic mode's full hit lists with `cairn_retrieval::fuse` exactly as
-//! `ProjectIndex::search` does (all memories share one `created_at`, so
+//! semantic mode's full hit lists (their raw BM25F and cosine) with
+//! `cairn_retrieval::fuse::combine` as `ProjectIndex::search` does (all memories share one `created_at`, so
 //! recency is a constant factor); it first checks that at the shipped
 //! weight it ranks as `Mode::Hybrid` does.
 
@@ -285,11 +285,8 @@ fn slot(id: Uuid) -> usize {
 /// Hybrid ranking at lexical weight `w`, fused as `ProjectIndex::search`
 /// does from the two arms' full hit lists (all memories the same age).
 fn fused(lexical: &[(u32, f32)], semantic: &[(u32, f32)], w: f32, slots: usize) -> Vec<usize> {
-    let mut l = lexical.to_vec();
-    let mut s = semantic.to_vec();
-    fuse::lexical(&mut l);
-    fuse::semantic(&mut s);
-    let mut hits: Vec<(u32, f32)> = fuse::combine(&l, &s, w, slots)
+    let normalise = w > 0.0 && w < 1.0;
+    let mut hits: Vec<(u32, f32)> = fuse::combine(lexical, semantic, w, normalise, slots)
         .into_iter()
         .filter(|(_, x)| *x > 0.0)
         .collect();
@@ -513,7 +510,10 @@ async fn main() -> anyhow::Result<()> {
         let arms = |mode: Mode, q: usize| -> Vec<(u32, f32)> {
             run(mode, q, docs.len())
                 .into_iter()
-                .map(|h| (slot(h.id) as u32, h.score as f32))
+                .map(|h| {
+                    let raw = if mode == Mode::Lexical { h.bm25 } else { h.cosine };
+                    (slot(h.id) as u32, raw)
+                })
                 .collect()
         };
         let lists: Vec<(Vec<(u32, f32)>, Vec<(u32, f32)>)> = all

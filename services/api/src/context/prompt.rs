@@ -45,18 +45,20 @@ async fn lookup(state: &AppState, project_id: Uuid, prompt: &str) -> crate::erro
     Ok(render(&matches, settings.prompt_context_budget_tokens as usize))
 }
 
-/// The gate's cosine floor: all-MiniLM-L6-v2 puts unrelated texts at
-/// 0 to 0.3 and a memory that answers a prompt above 0.45 (the recall
-/// benchmark's tune set; `prompt_gate` test).
+/// The gate's cosine floor: all-MiniLM-L6-v2 puts unrelated texts at 0
+/// to about 0.3 and a memory that answers a prompt above it (calibrated on
+/// the `prompt_gate` test's related and unrelated prompts).
 pub const GATE_COSINE: f32 = 0.45;
-/// The gate's BM25F floor: a rare word of the prompt (an error code, an
-/// identifier, a file) matched in a title or facts; common words alone stay
-/// under it.
-pub const GATE_BM25: f32 = 6.0;
+/// The gate by words: at least this many of the prompt's terms…
+pub const GATE_MATCHED_TERMS: u16 = 2;
+/// …and at least this share of them (stop words never count).
+pub const GATE_TERM_SHARE: f32 = 0.5;
 
-/// Whether a hit is related enough to be injected unasked.
+/// Whether a hit is related enough to be injected unasked: close in
+/// meaning, or holding most of the prompt's words.
 pub fn admits(hit: &cairn_retrieval::Hit) -> bool {
-    hit.cosine >= GATE_COSINE || hit.bm25 >= GATE_BM25
+    hit.cosine >= GATE_COSINE
+        || (hit.matched >= GATE_MATCHED_TERMS && hit.matched as f32 >= GATE_TERM_SHARE * hit.terms as f32)
 }
 
 /// The matches, each cut so that the whole stays within `budget_tokens`.

@@ -240,7 +240,7 @@ async fn session_start_gives_full_context_and_resume_a_minimal_one() {
 }
 
 #[tokio::test]
-async fn related_memories_on_prompt_are_opt_in_per_project() {
+async fn related_memories_on_prompt_are_on_by_default_and_can_be_turned_off() {
     let app = spawn_app().await;
     let project = app.project_id.to_string();
     remember(
@@ -257,7 +257,11 @@ async fn related_memories_on_prompt_are_opt_in_per_project() {
         )
     };
     let (status, answer) = app.hook(prompt("a")).await;
-    assert_eq!((status, answer.clone()), (200, json!({})), "off by default");
+    assert_eq!(status, 200);
+    let related = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(related.contains("advisory lock"), "on by default: {answer}");
 
     let (status, res) = app
         .post_raw(
@@ -268,6 +272,17 @@ async fn related_memories_on_prompt_are_opt_in_per_project() {
         )
         .await;
     assert_eq!(status, 405, "PATCH, not POST: {res}");
+    let patched = app
+        .client
+        .patch(format!("{}/v1/admin/projects/{project}", app.base))
+        .bearer_auth(&app.admin_token)
+        .json(&json!({ "promptContext": false }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(patched.status(), 200);
+    let (_, answer) = app.hook(prompt("off")).await;
+    assert_eq!(answer, json!({}), "turned off: nothing added");
     let patched = app
         .client
         .patch(format!("{}/v1/admin/projects/{project}", app.base))

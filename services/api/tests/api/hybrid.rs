@@ -416,15 +416,15 @@ async fn prompts_and_context_queries_find_memories_by_meaning_with_a_model_only(
         let seed = Seeder::new();
         let at = Utc::now() - Duration::minutes(1);
         seed.linker_among_others(&app, at).await;
+        // The question is only loosely related in meaning (cosine ~0.25, where
+        // unrelated prompts also land): the relevance gate keeps it out of an
+        // unasked injection; an explicit query below still finds it.
         let added = related(&app, QUESTION).await;
-        assert_eq!(
-            added.contains("linker ran out of memory"),
-            embeddings,
+        assert!(
+            !added.contains("linker ran out of memory"),
             "embeddings {embeddings}: {added}"
         );
-        if embeddings {
-            assert!(!added.contains("Dark mode"), "only what is related: {added}");
-        }
+        assert!(!added.contains("Dark mode"), "only what is related: {added}");
         // A word match is still found, with or without a model.
         assert!(
             related(&app, "which token bucket does the rate limiter use")

@@ -363,3 +363,83 @@ async fn without_a_model_search_is_by_words_and_never_an_error() {
         .await;
     assert_eq!(status, 422, "{body}");
 }
+
+const UNRELATED_PROMPTS: [&str; 8] = [
+    "write a haiku about autumn leaves",
+    "add a dark mode toggle to the settings page",
+    "what is the capital of France",
+    "refactor the date formatting helper to use chrono",
+    "explain how binary search works",
+    "bump the eslint version and fix the lint warnings",
+    "rename the variable foo to bar in utils.py",
+    "add unit tests for the markdown parser",
+];
+const RELATED_PROMPTS: [&str; 4] = [
+    "Deploys fail again with an auth error pulling images. Have we seen this before?",
+    "the registry-creds secret expired again, how did we fix it last time?",
+    "image pull fails in the deploy pipeline: unauthorized from the container registry",
+    "how do we rotate the registry credentials?",
+];
+
+/// What UserPromptSubmit adds for `prompt` (related memories are on by default).
+async fn injected(app: &TestApp, session: &str, prompt: &str) -> String {
+    let (status, answer) = app
+        .hook(crate::helpers::cc(
+            session,
+            "UserPromptSubmit",
+            json!({ "prompt": prompt }),
+        ))
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test]
+async fn the_prompt_gate_injects_related_memory_and_nothing_for_unrelated_prompts() {
+    let app = spawn_app_with(Options {
+        extra: vec![
+            ("CAIRN_EMBED_PROVIDER", "local".into()),
+            ("CAIRN_EMBED_MODEL_DIR", model_dir().display().to_string()),
+            // Two shared cores run the whole suite: the deadline is not what is tested here.
+            ("CAIRN_PROMPT_CONTEXT_DEADLINE_MS", "5000".into()),
+        ],
+        ..Options::default()
+    })
+    .await;
+    let embedder = Embedder::local(&model_dir()).unwrap();
+    seed(
+        &app,
+        Some(&embedder),
+        app.project_id,
+        &[(ROOT_CAUSE.to_string(), 60.0)],
+    )
+    .await;
+    seed(&app, Some(&embedder), app.project_id, &routine(400)).await;
+    let varied: Vec<(String, f64)> = [
+        "Chose Postgres over MySQL for JSONB columns and GIN indexes",
+        "The rate limiter uses a token bucket per token and per IP",
+        "Parser panicked on empty input; now returns early",
+        "Nightly build: the linker ran out of memory, lowered codegen units",
+        "Session TTL raised to 8 hours in src/auth/session.ts",
+    ]
+    .iter()
+    .map(|t| (t.to_string(), 10.0))
+    .collect();
+    seed(&app, Some(&embedder), app.project_id, &varied).await;
+    for (i, prompt) in UNRELATED_PROMPTS.iter().enumerate() {
+        let added = injected(&app, &format!("gate-u{i}"), prompt).await;
+        assert!(added.is_empty(), "unrelated {prompt:?} injected: {added}");
+    }
+    for (i, prompt) in RELATED_PROMPTS.iter().enumerate() {
+        let added = injected(&app, &format!("gate-r{i}"), prompt).await;
+        assert!(added.contains("registry-creds"), "related {prompt:?}: {added:?}");
+        assert!(
+            added.chars().count() <= 2_000,
+            "within ~500 tokens: {}",
+            added.chars().count()
+        );
+    }
+}
