@@ -249,6 +249,7 @@ async fn run(args: &Args, app: &mut TestApp, model_dir: &std::path::Path) -> any
     println!("## Index build (fresh Engine, `index_all()`)\n");
     println!("| what | value |\n|---|---|");
     println!("| projects | {indexed} |");
+    println!("| box | {} (when the build ended) |", load());
     println!(
         "| build time | {build_s:.1} s ({:.0} memories/s) |",
         stats.memories as f64 / build_s
@@ -319,9 +320,10 @@ async fn run(args: &Args, app: &mut TestApp, model_dir: &std::path::Path) -> any
         args.concurrency, args.queries, args.projects
     );
     println!(
-        "One query embedding alone (local model, sequential, no load): p50 {:.1} ms, max {:.1} ms.\n",
+        "One query embedding alone (local model, sequential, no other bench load): p50 {:.1} ms, max {:.1} ms ({}).\n",
         quantile(&embed_ms, 0.5),
-        quantile(&embed_ms, 1.0)
+        quantile(&embed_ms, 1.0),
+        load()
     );
     println!("| mode | shape | queries | p50 ms | p95 ms | p99 ms | max ms | mean hits | queries/s |");
     println!("|---|---|---|---|---|---|---|---|---|");
@@ -646,14 +648,14 @@ impl Vocab {
                 chars.next();
                 chars.next(); // '}'
                 match slot {
-                    'I' => out.push_str(rng.pick(&self.idents)),
-                    'F' => out.push_str(rng.pick(&self.fields)),
-                    'T' => out.push_str(rng.pick(&self.types)),
-                    'P' => out.push_str(rng.pick(&self.paths)),
-                    'E' => out.push_str(rng.pick(&self.errors)),
-                    'W' => out.push_str(rng.pick(&self.words)),
-                    'L' => out.push_str(rng.pick(&self.libs)),
-                    'V' => out.push_str(rng.pick(&self.versions)),
+                    'I' => out.push_str(rng.pick(&self.idents).as_str()),
+                    'F' => out.push_str(rng.pick(&self.fields).as_str()),
+                    'T' => out.push_str(rng.pick(&self.types).as_str()),
+                    'P' => out.push_str(rng.pick(&self.paths).as_str()),
+                    'E' => out.push_str(rng.pick(&self.errors).as_str()),
+                    'W' => out.push_str(rng.pick(&self.words).as_str()),
+                    'L' => out.push_str(rng.pick(&self.libs).as_str()),
+                    'V' => out.push_str(rng.pick(&self.versions).as_str()),
                     _ => {
                         let _ = write!(out, "{}", 2 + rng.below(5000));
                     }
@@ -1162,7 +1164,10 @@ impl QuerySets {
                 let n = if shape == 1 { 2 } else { 4 };
                 self.fresh(|rng, v| (0..n).map(|_| v.any_word(rng)).collect::<Vec<_>>().join(" "))
             }
-            _ => self.fresh(|rng, v| v.fill(rng.pick(QUESTIONS), rng)),
+            _ => self.fresh(|rng, v| {
+                let t = rng.pick(QUESTIONS);
+                v.fill(t, rng)
+            }),
         }
     }
 
@@ -1393,7 +1398,11 @@ impl Run {
         row(
             "**all**",
             &|_| true,
-            format!("{:.1}", self.samples.len() as f64 / self.wall_s),
+            format!(
+                "{:.1} ({} at the end)",
+                self.samples.len() as f64 / self.wall_s,
+                load()
+            ),
         );
     }
 }
@@ -1490,6 +1499,16 @@ fn status_kb(key: &str) -> u64 {
                 .ok()
         })
         .unwrap_or(0)
+}
+
+/// The 1-minute load average and the number of cores: the box is shared, so say how busy it was.
+fn load() -> String {
+    let avg = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_default();
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("load average {avg} on {cores} cores")
 }
 
 fn rss_kb() -> u64 {

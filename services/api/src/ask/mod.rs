@@ -89,7 +89,7 @@ pub async fn ask(
         return Err(ApiError::unprocessable("invalid_field", "`limit` is 1..=20"));
     }
     let page = search::search(
-        &state,
+        state,
         &SearchRequest {
             project_id,
             query: Some(question.to_string()),
