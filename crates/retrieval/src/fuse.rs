@@ -20,6 +20,19 @@ use crate::semantic::MIN_SIMILARITY;
 /// Weight of the lexical arm in hybrid mode (the semantic arm has the rest).
 /// Tuned on the recall benchmark's tune set (bench/README.md).
 pub const LEXICAL_WEIGHT: f32 = 0.5;
+
+/// [`LEXICAL_WEIGHT`], or `CAIRN_RETRIEVAL_LEXICAL_WEIGHT` (0..=1) when set:
+/// the knob the tune set is swept with.
+pub fn lexical_weight() -> f32 {
+    static WEIGHT: std::sync::LazyLock<f32> = std::sync::LazyLock::new(|| {
+        std::env::var("CAIRN_RETRIEVAL_LEXICAL_WEIGHT")
+            .ok()
+            .and_then(|v| v.parse::<f32>().ok())
+            .filter(|w| (0.0..=1.0).contains(w))
+            .unwrap_or(LEXICAL_WEIGHT)
+    });
+    *WEIGHT
+}
 /// A memory written at the query's clock scores up to this much more…
 pub const RECENCY_BONUS: f64 = 0.1;
 /// …half of it at this age, in days.

@@ -150,7 +150,7 @@ impl ProjectIndex {
             _ => vec![],
         };
         let weight = match (lexical_on, semantic_on) {
-            (true, true) => fuse::LEXICAL_WEIGHT,
+            (true, true) => fuse::lexical_weight(),
             (true, false) => 1.0,
             (false, _) => 0.0,
         };

@@ -277,6 +277,9 @@ fn cache_path(dir: &Path, model: &str, texts: &[String], off: bool) -> Option<Pa
     Some(dir.join(format!(".vectors-{}.f32", &digest[..16])))
 }
 
+/// One query's lexical and semantic hits: (slot, raw BM25F or cosine).
+type Arms = (Vec<(u32, f32)>, Vec<(u32, f32)>);
+
 /// Slot of a memory: ids are `Uuid::from_u128(slot + 1)`.
 fn slot(id: Uuid) -> usize {
     (id.as_u128() - 1) as usize
@@ -516,7 +519,7 @@ async fn main() -> anyhow::Result<()> {
                 })
                 .collect()
         };
-        let lists: Vec<(Vec<(u32, f32)>, Vec<(u32, f32)>)> = all
+        let lists: Vec<Arms> = all
             .iter()
             .map(|&q| (arms(Mode::Lexical, q), arms(Mode::Semantic, q)))
             .collect();
