@@ -525,12 +525,12 @@ async fn main() -> anyhow::Result<()> {
             .collect();
         let at_weight =
             |w: f32| -> Vec<Vec<usize>> { lists.iter().map(|(l, s)| fused(l, s, w, docs.len())).collect() };
-        let replica = at_weight(fuse::LEXICAL_WEIGHT);
+        let replica = at_weight(fuse::lexical_weight());
         let same = replica.iter().zip(&table[0].1).filter(|(a, b)| a == b).count();
         println!();
         println!(
             "tune: the sweep's fusion at the shipped weight {} ranks {same} of {} queries' top 10 as Mode::Hybrid does",
-            fuse::LEXICAL_WEIGHT,
+            fuse::lexical_weight(),
             all.len()
         );
         println!(
@@ -542,7 +542,7 @@ async fn main() -> anyhow::Result<()> {
             let w = step as f32 / 10.0;
             let ranked = at_weight(w);
             let (d, t) = (score(&ranked, &relevant, &dev), score(&ranked, &relevant, &test));
-            let mark = if (w - fuse::LEXICAL_WEIGHT).abs() < 1e-6 {
+            let mark = if (w - fuse::lexical_weight()).abs() < 1e-6 {
                 "  (shipped)"
             } else {
                 ""
@@ -559,13 +559,13 @@ async fn main() -> anyhow::Result<()> {
             }
         }
         let chosen = score(&at_weight(best.0), &relevant, &test);
-        let shipped = score(&at_weight(fuse::LEXICAL_WEIGHT), &relevant, &test);
+        let shipped = score(&at_weight(fuse::lexical_weight()), &relevant, &test);
         println!(
             "best on dev (MRR@10): weight {:.1}; on test recall@5 {:.3}, MRR@10 {:.3} (shipped {}: {:.3}, {:.3}; {} dev, {} test queries)",
             best.0,
             chosen.recall5,
             chosen.mrr10,
-            fuse::LEXICAL_WEIGHT,
+            fuse::lexical_weight(),
             shipped.recall5,
             shipped.mrr10,
             dev.len(),
