@@ -8,6 +8,7 @@
 //! refusal is counted. Before answering, a search waits for one poll of the
 //! feed that began after it did (shared by every search waiting then), so
 //! a memory committed before the search is always found, on every replica.
+//! Builds take no lock a search of another project needs (`follow`).
 
 use std::{
     collections::HashMap,
@@ -20,7 +21,7 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::{
-    follow::Follower,
+    follow::{self, Follower},
     project::ProjectIndex,
     query::{Hit, Query},
     store,
@@ -66,6 +67,8 @@ pub struct Engine {
     pub(crate) projects: RwLock<HashMap<Uuid, Shared>>,
     pub(crate) refused: RwLock<std::collections::HashSet<Uuid>>,
     pub(crate) follower: tokio::sync::Mutex<Follower>,
+    /// One build at a time (a search of a project being built waits for it).
+    builds: tokio::sync::Mutex<()>,
     query_vectors: Cache<String, Arc<Vec<f32>>>,
 }
 
@@ -77,6 +80,7 @@ impl Engine {
             projects: RwLock::default(),
             refused: RwLock::default(),
             follower: tokio::sync::Mutex::new(Follower::default()),
+            builds: tokio::sync::Mutex::new(()),
             query_vectors: Cache::builder()
                 .max_capacity(10_000)
                 .time_to_live(Duration::from_secs(3600))
@@ -109,6 +113,9 @@ impl Engine {
                 if let Err(e) = engine.catch_up().await {
                     tracing::warn!(error = %format!("{e:#}"), "retrieval feed not read");
                 }
+                if let Err(e) = engine.rebuild_worn().await {
+                    tracing::warn!(error = %format!("{e:#}"), "retrieval index not rebuilt");
+                }
                 if round % 20 == 0 {
                     engine.report();
                 }
@@ -132,7 +139,7 @@ impl Engine {
         if let Some(index) = self.loaded(project_id) {
             return Ok(Some(index));
         }
-        let mut follower = self.follower.lock().await;
+        let _build = self.builds.lock().await;
         // Built by another search while this one waited?
         if let Some(index) = self.loaded(project_id) {
             return Ok(Some(index));
@@ -145,14 +152,31 @@ impl Engine {
             }
             return Ok(None);
         }
-        let index = follower.build(self, project_id).await?;
-        let shared = Arc::new(RwLock::new(index));
-        self.projects
-            .write()
-            .expect("lock")
-            .insert(project_id, shared.clone());
+        let shared = self.build_and_publish(project_id).await?;
         self.refused.write().expect("lock").remove(&project_id);
         Ok(Some(shared))
+    }
+
+    /// Builds a project's index from its rows (no lock held), replays its
+    /// changes since under the follower's lock, and publishes it.
+    async fn build_and_publish(&self, project_id: Uuid) -> anyhow::Result<Shared> {
+        let (mut index, since) = follow::build(self, project_id).await?;
+        let mut follower = self.follower.lock().await;
+        follower.replay(self, project_id, since, &mut index).await?;
+        Ok(follow::publish(self, project_id, index))
+    }
+
+    /// Rebuilds the projects the follower found worn (many dead slots), one
+    /// at a time, while searches go on against the old index.
+    pub async fn rebuild_worn(&self) -> anyhow::Result<()> {
+        let worn: Vec<Uuid> = std::mem::take(&mut self.follower.lock().await.to_rebuild)
+            .into_iter()
+            .collect();
+        for project_id in worn {
+            let _build = self.builds.lock().await;
+            self.build_and_publish(project_id).await?;
+        }
+        Ok(())
     }
 
     fn loaded(&self, project_id: Uuid) -> Option<Shared> {
@@ -236,8 +260,7 @@ impl Engine {
             Some(index) => index.read().expect("lock").snapshot(),
             None => vec![],
         };
-        let mut follower = self.follower.lock().await;
-        let rebuilt = follower.build(self, project_id).await?.snapshot();
-        Ok((live, rebuilt))
+        let (rebuilt, _) = follow::build(self, project_id).await?;
+        Ok((live, rebuilt.snapshot()))
     }
 }

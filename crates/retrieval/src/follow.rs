@@ -1,17 +1,29 @@
 //! Keeping the indexes current from Postgres: building a project's index
 //! from its rows, and applying the feed (`store`'s changes since the last
-//! horizon) to every indexed project. One follower per engine, behind a
-//! lock: a build and a poll never interleave, so no change can fall
-//! between a project's build and its first poll.
+//! horizon) to every indexed project.
+//!
+//! A build reads a project's rows without holding the follower, so
+//! searches of other projects (and their feed reads) go on meanwhile; it
+//! takes a horizon before its reads, and before its index is published it
+//! replays, under the follower's lock, that project's changes at or past
+//! that horizon. Every change is then either in the rows it read, in the
+//! replay, or at or past the follower's cursor (the next poll): none falls
+//! between a build and the feed.
 
 use std::{
     collections::HashSet,
+    sync::{Arc, RwLock},
     time::{Duration, Instant},
 };
 
 use uuid::Uuid;
 
-use crate::{engine::Engine, project::ProjectIndex, store};
+use crate::{
+    doc::Doc,
+    engine::Engine,
+    project::ProjectIndex,
+    store::{self, Deletion, Vector},
+};
 
 /// Deletions kept in the feed; a replica that could not poll for half of
 /// it rebuilds every project instead of trusting the feed.
@@ -26,6 +38,9 @@ pub struct Follower {
     pub(crate) last_ok: bool,
     last_success: Instant,
     last_prune: Option<Instant>,
+    /// Projects to rebuild outside the lock (worn by dead slots, or the feed
+    /// was unread too long).
+    pub(crate) to_rebuild: HashSet<Uuid>,
 }
 
 impl Default for Follower {
@@ -36,27 +51,68 @@ impl Default for Follower {
             last_ok: false,
             last_success: Instant::now(),
             last_prune: None,
+            to_rebuild: HashSet::new(),
+        }
+    }
+}
+
+/// A project's index built from its rows, and the horizon taken before them.
+pub(crate) async fn build(engine: &Engine, project_id: Uuid) -> anyhow::Result<(ProjectIndex, i64)> {
+    let horizon = store::horizon(&engine.pool).await?;
+    let mut index = ProjectIndex::default();
+    for doc in store::project_docs(&engine.pool, project_id).await? {
+        index.upsert(doc);
+    }
+    if let Some(model) = engine.model() {
+        for v in store::project_vectors(&engine.pool, project_id, model).await? {
+            index.set_vector(v.id, &v.embedding);
+        }
+    }
+    Ok((index, horizon))
+}
+
+fn apply(index: &mut ProjectIndex, docs: Vec<Doc>, vectors: Vec<Vector>, deletions: Vec<Deletion>) {
+    for doc in docs {
+        index.upsert(doc);
+    }
+    for v in vectors {
+        index.set_vector(v.id, &v.embedding);
+    }
+    for d in deletions {
+        match d.what.as_str() {
+            "observation_vector" | "summary_vector" => index.clear_vector(d.id),
+            _ => index.remove(d.id),
         }
     }
 }
 
 impl Follower {
-    /// A project's index built from its rows now.
-    pub(crate) async fn build(&mut self, engine: &Engine, project_id: Uuid) -> anyhow::Result<ProjectIndex> {
-        if self.cursor.is_none() {
-            // Taken before the rows are read: what they miss, the next poll reads.
-            self.cursor = Some(store::horizon(&engine.pool).await?);
-        }
-        let mut index = ProjectIndex::default();
-        for doc in store::project_docs(&engine.pool, project_id).await? {
-            index.upsert(doc);
-        }
-        if let Some(model) = engine.model() {
-            for v in store::project_vectors(&engine.pool, project_id, model).await? {
-                index.set_vector(v.id, &v.embedding);
-            }
-        }
-        Ok(index)
+    /// Brings a freshly built index up to the feed (its project's changes
+    /// at or past `since`); called with the follower locked, just before the
+    /// index is published.
+    pub(crate) async fn replay(
+        &mut self,
+        engine: &Engine,
+        project_id: Uuid,
+        since: i64,
+        index: &mut ProjectIndex,
+    ) -> anyhow::Result<()> {
+        let pool = &engine.pool;
+        let docs = store::changed_docs(pool, since, Some(project_id)).await?;
+        let vectors = match engine.model() {
+            Some(model) => store::changed_vectors(pool, since, model, Some(project_id)).await?,
+            None => vec![],
+        };
+        let deletions = store::deletions(pool, since, Some(project_id)).await?;
+        apply(
+            index,
+            docs.into_iter().map(|(_, d)| d).collect(),
+            vectors,
+            deletions,
+        );
+        // Before any poll, the feed starts where this build did.
+        self.cursor.get_or_insert(since);
+        Ok(())
     }
 
     /// Reads the feed past the cursor and applies it.
@@ -64,29 +120,29 @@ impl Follower {
         self.last_started = Some(Instant::now());
         self.last_ok = false;
         let pool = &engine.pool;
-        let horizon = store::horizon(pool).await?;
         let Some(cursor) = self.cursor else {
-            self.cursor = Some(horizon);
+            self.cursor = Some(store::horizon(pool).await?);
             self.done();
             return Ok(());
         };
         if self.last_success.elapsed() > DELETIONS_KEPT / 2 {
             tracing::warn!("retrieval feed unread for hours: rebuilding every project");
-            self.cursor = Some(horizon);
-            let ids: Vec<Uuid> = engine.projects.read().expect("lock").keys().copied().collect();
-            self.rebuild(engine, &ids).await?;
+            self.cursor = Some(store::horizon(pool).await?);
+            self.to_rebuild
+                .extend(engine.projects.read().expect("lock").keys().copied());
             self.done();
             return Ok(());
         }
-        let docs = store::changed_docs(pool, cursor).await?;
-        let vectors = match engine.model() {
-            Some(model) => store::changed_vectors(pool, cursor, model).await?,
-            None => vec![],
-        };
-        let deletions = store::deletions(pool, cursor).await?;
-        let mut touched: HashSet<Uuid> = HashSet::new();
-        {
+        let (horizon, pending) = store::pending(pool, cursor).await?;
+        if pending {
+            let docs = store::changed_docs(pool, cursor, None).await?;
+            let vectors = match engine.model() {
+                Some(model) => store::changed_vectors(pool, cursor, model, None).await?,
+                None => vec![],
+            };
+            let deletions = store::deletions(pool, cursor, None).await?;
             let projects = engine.projects.read().expect("lock");
+            let mut touched = HashSet::new();
             for (project_id, doc) in docs {
                 if let Some(index) = projects.get(&project_id) {
                     index.write().expect("lock").upsert(doc);
@@ -99,31 +155,22 @@ impl Follower {
                 }
             }
             for d in deletions {
-                if let Some(index) = projects.get(&d.project_id) {
-                    let mut index = index.write().expect("lock");
-                    match d.what.as_str() {
-                        "observation_vector" | "summary_vector" => index.clear_vector(d.id),
-                        _ => index.remove(d.id),
+                let project_id = d.project_id;
+                if let Some(index) = projects.get(&project_id) {
+                    apply(&mut index.write().expect("lock"), vec![], vec![], vec![d]);
+                    touched.insert(project_id);
+                }
+            }
+            for id in touched {
+                if let Some(index) = projects.get(&id) {
+                    let index = index.read().expect("lock");
+                    if index.len() >= REBUILD_MIN_SLOTS && index.dead_share() > 0.25 {
+                        self.to_rebuild.insert(id);
                     }
-                    touched.insert(d.project_id);
                 }
             }
         }
         self.cursor = Some(horizon);
-        let worn: Vec<Uuid> = {
-            let projects = engine.projects.read().expect("lock");
-            touched
-                .iter()
-                .filter(|id| {
-                    projects.get(id).is_some_and(|i| {
-                        let i = i.read().expect("lock");
-                        i.len() >= REBUILD_MIN_SLOTS && i.dead_share() > 0.25
-                    })
-                })
-                .copied()
-                .collect()
-        };
-        self.rebuild(engine, &worn).await?;
         if self.last_prune.is_none_or(|t| t.elapsed() > PRUNE_EVERY) {
             self.last_prune = Some(Instant::now());
             store::prune_deletions(pool, DELETIONS_KEPT).await?;
@@ -136,16 +183,15 @@ impl Follower {
         self.last_ok = true;
         self.last_success = Instant::now();
     }
+}
 
-    async fn rebuild(&mut self, engine: &Engine, ids: &[Uuid]) -> anyhow::Result<()> {
-        for id in ids {
-            let index = self.build(engine, *id).await?;
-            engine
-                .projects
-                .write()
-                .expect("lock")
-                .insert(*id, std::sync::Arc::new(std::sync::RwLock::new(index)));
-        }
-        Ok(())
-    }
+/// Publishes an index (new, or replacing a worn one).
+pub(crate) fn publish(engine: &Engine, project_id: Uuid, index: ProjectIndex) -> Arc<RwLock<ProjectIndex>> {
+    let shared = Arc::new(RwLock::new(index));
+    engine
+        .projects
+        .write()
+        .expect("lock")
+        .insert(project_id, shared.clone());
+    shared
 }

@@ -125,6 +125,21 @@ impl Lexical {
             .collect()
     }
 
+    /// The most a memory could score for `terms` (each term's idf × (k1 + 1),
+    /// its saturation limit): what fusion divides BM25F by, so that a memory
+    /// matching only the query's common words scores low however it ranks.
+    pub fn max_score(&self, terms: &[String]) -> f32 {
+        let n = self.docs.max(1) as f32;
+        terms
+            .iter()
+            .filter_map(|t| self.terms.get(t.as_str()))
+            .map(|id| {
+                let df = self.postings[*id as usize].len() as f32;
+                (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0) * (K1 + 1.0)
+            })
+            .sum()
+    }
+
     /// The slots holding any of `terms` (an exclusion).
     pub fn matching(&self, terms: &[String]) -> std::collections::HashSet<u32> {
         terms

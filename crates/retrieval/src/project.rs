@@ -27,6 +27,9 @@ struct Slot {
     alive: bool,
 }
 
+/// Vectors kept from the semantic arm's scan for fusion, at least.
+pub const SEMANTIC_POOL: usize = 400;
+
 /// A memory as indexed: id, source, attributes, text hash, has a vector.
 pub type Entry = (Uuid, Source, Attrs, u64, bool);
 
@@ -128,8 +131,12 @@ impl ProjectIndex {
     }
 
     /// Every memory the query admits that either arm finds, best first, at
-    /// most `query.want`. No arm is cut before fusion: every lexical match
-    /// and every vector above the similarity floor is scored.
+    /// most `query.want`. Every lexical match is scored, and every vector
+    /// compared: the semantic arm keeps its best `SEMANTIC_POOL` (at least
+    /// four times what is wanted) and the cosine of every lexical match, so
+    /// a memory outside both can never outscore one inside (its fused score
+    /// is at most the pool's lowest; only the state and recency factors,
+    /// ×0.25..×1.1, could reorder at that edge).
     pub fn search(&self, q: &Query<'_>) -> Vec<Hit> {
         let excluded = self.lexical.matching(&tokenize::query_terms(q.exclude));
         let admit = |slot: u32| {
@@ -146,18 +153,30 @@ impl ProjectIndex {
         };
         let lexical: Vec<(u32, f32)> = matched.iter().map(|(slot, s, _)| (*slot, *s)).collect();
         let semantic = match (semantic_on, q.vector) {
-            (true, Some(v)) => self.semantic.score(v, admit),
+            (true, Some(v)) => {
+                let mut pool = self
+                    .semantic
+                    .top(v, SEMANTIC_POOL.max(q.want.saturating_mul(4)), admit);
+                let pooled: std::collections::HashSet<u32> = pool.iter().map(|(slot, _)| *slot).collect();
+                let rest: Vec<u32> = lexical
+                    .iter()
+                    .map(|(slot, _)| *slot)
+                    .filter(|slot| !pooled.contains(slot))
+                    .collect();
+                pool.extend(self.semantic.cosines(v, &rest));
+                pool
+            }
             _ => vec![],
         };
         let weight = match (lexical_on, semantic_on) {
-            (true, true) => fuse::lexical_weight(),
+            (true, true) => q.lexical_weight.unwrap_or_else(fuse::lexical_weight),
             (true, false) => 1.0,
             (false, _) => 0.0,
         };
         // One arm alone keeps its own scale (BM25; cosine similarity), so a
         // vector search's scores read as similarities; fusion normalises.
-        let normalise = weight > 0.0 && weight < 1.0;
-        let fused = fuse::combine(&lexical, &semantic, weight, normalise, self.slots.len());
+        let lexical_max = (weight > 0.0 && weight < 1.0).then(|| self.lexical.max_score(&terms));
+        let fused = fuse::combine(&lexical, &semantic, weight, lexical_max, self.slots.len());
         let mut hits: Vec<(u32, f64)> = fused
             .into_iter()
             .filter(|(_, s)| *s > 0.0)

@@ -47,6 +47,8 @@ pub struct Query<'a> {
     pub mode: Mode,
     /// Hits wanted, best first.
     pub want: usize,
+    /// The lexical arm's weight in hybrid mode; `None`: `fuse::lexical_weight()`.
+    pub lexical_weight: Option<f32>,
 }
 
 impl Query<'_> {

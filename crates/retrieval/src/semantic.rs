@@ -13,6 +13,26 @@
 /// about 0 to 0.15 with all-MiniLM-L6-v2.
 pub const MIN_SIMILARITY: f32 = 0.2;
 
+use std::{cmp::Reverse, collections::BinaryHeap};
+
+/// An f32 that orders totally (similarities are finite).
+#[derive(Clone, Copy, PartialEq)]
+struct Ordered(f32);
+
+impl Eq for Ordered {}
+
+impl PartialOrd for Ordered {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ordered {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
 #[derive(Default)]
 pub struct Semantic {
     dims: usize,
@@ -38,8 +58,29 @@ pub fn quantise(v: &[f32]) -> (Vec<i8>, f32) {
     )
 }
 
-fn dot(a: &[i8], b: &[i8]) -> i32 {
+fn dot_plain(a: &[i8], b: &[i8]) -> i32 {
     a.iter().zip(b).map(|(x, y)| *x as i32 * *y as i32).sum()
+}
+
+/// The same loop compiled for AVX2 (a release build targets plain x86-64):
+/// four times faster on a CPU that has it.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn dot_avx2(a: &[i8], b: &[i8]) -> i32 {
+    dot_plain(a, b)
+}
+
+fn dot(a: &[i8], b: &[i8]) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static AVX2: std::sync::LazyLock<bool> =
+            std::sync::LazyLock::new(|| is_x86_feature_detected!("avx2"));
+        if *AVX2 {
+            // SAFETY: the CPU was checked for AVX2 above.
+            return unsafe { dot_avx2(a, b) };
+        }
+    }
+    dot_plain(a, b)
 }
 
 impl Semantic {
@@ -85,14 +126,17 @@ impl Semantic {
         self.scales.get(slot as usize).is_some_and(|s| *s != 0.0)
     }
 
-    /// Cosine similarities to `query` of every slot with a vector that
-    /// `admit` accepts and that reaches `MIN_SIMILARITY`, unordered.
-    pub fn score(&self, query: &[f32], admit: impl Fn(u32) -> bool) -> Vec<(u32, f32)> {
-        if query.len() != self.dims || self.dims == 0 {
+    /// The `n` slots most similar to `query` among those with a vector that
+    /// `admit` accepts and that reach `MIN_SIMILARITY`, unordered. Every
+    /// vector is compared; only the best `n` are kept.
+    pub fn top(&self, query: &[f32], n: usize, admit: impl Fn(u32) -> bool) -> Vec<(u32, f32)> {
+        if query.len() != self.dims || self.dims == 0 || n == 0 {
             return vec![];
         }
         let (q, q_scale) = quantise(query);
-        let mut out = Vec::new();
+        // A min-heap of the best n, by similarity.
+        let mut heap: BinaryHeap<Reverse<(Ordered, u32)>> = BinaryHeap::with_capacity(n.min(4096) + 1);
+        let mut floor = MIN_SIMILARITY;
         for (slot, (scale, v)) in self
             .scales
             .iter()
@@ -103,11 +147,44 @@ impl Semantic {
                 continue;
             }
             let similarity = dot(&q, v) as f32 * scale * q_scale;
-            if similarity >= MIN_SIMILARITY && admit(slot as u32) {
-                out.push((slot as u32, similarity));
+            if similarity < floor || !admit(slot as u32) {
+                continue;
+            }
+            heap.push(Reverse((Ordered(similarity), slot as u32)));
+            if heap.len() > n {
+                heap.pop();
+                floor = heap
+                    .peek()
+                    .map_or(floor, |Reverse((s, _))| s.0.max(MIN_SIMILARITY));
             }
         }
-        out
+        heap.into_iter().map(|Reverse((s, slot))| (slot, s.0)).collect()
+    }
+
+    /// The similarity to `query` of each of `slots` (0 without a vector or
+    /// below `MIN_SIMILARITY`).
+    pub fn cosines(&self, query: &[f32], slots: &[u32]) -> Vec<(u32, f32)> {
+        if query.len() != self.dims || self.dims == 0 {
+            return vec![];
+        }
+        let (q, q_scale) = quantise(query);
+        slots
+            .iter()
+            .filter(|slot| self.has(**slot))
+            .map(|&slot| {
+                let at = slot as usize * self.dims;
+                let similarity =
+                    dot(&q, &self.data[at..at + self.dims]) as f32 * self.scales[slot as usize] * q_scale;
+                (slot, similarity)
+            })
+            .filter(|(_, s)| *s >= MIN_SIMILARITY)
+            .collect()
+    }
+
+    /// Cosine similarities to `query` of every admitted slot at or above
+    /// `MIN_SIMILARITY`, unordered.
+    pub fn score(&self, query: &[f32], admit: impl Fn(u32) -> bool) -> Vec<(u32, f32)> {
+        self.top(query, usize::MAX >> 1, admit)
     }
 
     pub fn len(&self) -> usize {
@@ -173,5 +250,22 @@ mod tests {
         assert_eq!(hits, [5]);
         assert!(s.score(&v, |slot| slot != 5).is_empty());
         assert!(!s.has(0) && s.has(5) && !s.has(99));
+        assert_eq!(s.cosines(&v, &[0, 5, 99]).len(), 1);
+    }
+
+    #[test]
+    fn top_keeps_the_n_most_similar() {
+        let mut s = Semantic::default();
+        let q = unit(&[1.0, 0.0, 0.0]);
+        for (slot, y) in [(0u32, 0.1f32), (1, 0.9), (2, 0.3), (3, 0.5), (4, 2.0)] {
+            s.set(slot, &unit(&[1.0, y, 0.0]));
+        }
+        let mut top: Vec<u32> = s.top(&q, 2, |_| true).into_iter().map(|(slot, _)| slot).collect();
+        top.sort();
+        assert_eq!(top, [0, 2], "the two closest to the x axis");
+        assert_eq!(s.top(&q, 10, |_| true).len(), 5);
+        assert!(s.top(&q, 0, |_| true).is_empty());
+        let x: Vec<i8> = (0..384).map(|i| (i % 255) as i8).collect();
+        assert_eq!(dot(&x, &x), dot_plain(&x, &x));
     }
 }

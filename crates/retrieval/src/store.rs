@@ -120,6 +120,25 @@ pub async fn horizon(pool: &PgPool) -> anyhow::Result<i64> {
         .context("reading the transaction horizon")
 }
 
+/// The horizon now, and whether anything was written or deleted at or
+/// past `cursor` since: one round trip, so a search with nothing new to
+/// read pays one index probe per table.
+#[tracing::instrument(skip(pool))]
+pub async fn pending(pool: &PgPool, cursor: i64) -> anyhow::Result<(i64, bool)> {
+    sqlx::query_as(
+        "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint,
+                EXISTS (SELECT 1 FROM observations WHERE index_tx >= $1::text::xid8)
+             OR EXISTS (SELECT 1 FROM summaries WHERE index_tx >= $1::text::xid8)
+             OR EXISTS (SELECT 1 FROM observation_embeddings WHERE index_tx >= $1::text::xid8)
+             OR EXISTS (SELECT 1 FROM summary_embeddings WHERE index_tx >= $1::text::xid8)
+             OR EXISTS (SELECT 1 FROM memory_index_deletions WHERE index_tx >= $1::text::xid8)",
+    )
+    .bind(cursor.to_string())
+    .fetch_one(pool)
+    .await
+    .context("checking the retrieval feed")
+}
+
 /// Every project's id.
 #[tracing::instrument(skip_all)]
 pub async fn projects(pool: &PgPool) -> anyhow::Result<Vec<Uuid>> {
@@ -178,20 +197,29 @@ pub async fn project_vectors(pool: &PgPool, project_id: Uuid, model: &str) -> an
         .collect())
 }
 
-/// Memories written or changed at or past `cursor`, with their projects.
+/// Memories written or changed at or past `cursor` (of one project, or of
+/// all), with their projects.
 #[tracing::instrument(skip(pool))]
-pub async fn changed_docs(pool: &PgPool, cursor: i64) -> anyhow::Result<Vec<(Uuid, Doc)>> {
+pub async fn changed_docs(
+    pool: &PgPool,
+    cursor: i64,
+    project: Option<Uuid>,
+) -> anyhow::Result<Vec<(Uuid, Doc)>> {
     let observations: Vec<ObservationRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE index_tx >= $1::text::xid8"
+        "SELECT {OBSERVATION_COLUMNS} FROM observations
+         WHERE index_tx >= $1::text::xid8 AND ($2::uuid IS NULL OR project_id = $2)"
     )))
     .bind(cursor.to_string())
+    .bind(project)
     .fetch_all(pool)
     .await
     .context("reading changed observations")?;
     let summaries: Vec<SummaryRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {SUMMARY_COLUMNS} FROM summaries WHERE index_tx >= $1::text::xid8"
+        "SELECT {SUMMARY_COLUMNS} FROM summaries
+         WHERE index_tx >= $1::text::xid8 AND ($2::uuid IS NULL OR project_id = $2)"
     )))
     .bind(cursor.to_string())
+    .bind(project)
     .fetch_all(pool)
     .await
     .context("reading changed summaries")?;
@@ -202,18 +230,24 @@ pub async fn changed_docs(pool: &PgPool, cursor: i64) -> anyhow::Result<Vec<(Uui
         .collect())
 }
 
-/// Vectors of `model` written at or past `cursor`.
+/// Vectors of `model` written at or past `cursor` (of one project, or of all).
 #[tracing::instrument(skip(pool))]
-pub async fn changed_vectors(pool: &PgPool, cursor: i64, model: &str) -> anyhow::Result<Vec<Vector>> {
+pub async fn changed_vectors(
+    pool: &PgPool,
+    cursor: i64,
+    model: &str,
+    project: Option<Uuid>,
+) -> anyhow::Result<Vec<Vector>> {
     let rows: Vec<(Uuid, Uuid, Vec<f32>)> = sqlx::query_as(
         "SELECT project_id, observation_id, embedding FROM observation_embeddings
-         WHERE index_tx >= $1::text::xid8 AND model = $2
+         WHERE index_tx >= $1::text::xid8 AND model = $2 AND ($3::uuid IS NULL OR project_id = $3)
          UNION ALL
          SELECT project_id, summary_id, embedding FROM summary_embeddings
-         WHERE index_tx >= $1::text::xid8 AND model = $2",
+         WHERE index_tx >= $1::text::xid8 AND model = $2 AND ($3::uuid IS NULL OR project_id = $3)",
     )
     .bind(cursor.to_string())
     .bind(model)
+    .bind(project)
     .fetch_all(pool)
     .await
     .context("reading changed vectors")?;
@@ -227,13 +261,15 @@ pub async fn changed_vectors(pool: &PgPool, cursor: i64, model: &str) -> anyhow:
         .collect())
 }
 
-/// Memories and vectors deleted at or past `cursor`.
+/// Memories and vectors deleted at or past `cursor` (of one project, or of all).
 #[tracing::instrument(skip(pool))]
-pub async fn deletions(pool: &PgPool, cursor: i64) -> anyhow::Result<Vec<Deletion>> {
+pub async fn deletions(pool: &PgPool, cursor: i64, project: Option<Uuid>) -> anyhow::Result<Vec<Deletion>> {
     let rows: Vec<(Uuid, Uuid, String)> = sqlx::query_as(
-        "SELECT project_id, memory_id, what FROM memory_index_deletions WHERE index_tx >= $1::text::xid8",
+        "SELECT project_id, memory_id, what FROM memory_index_deletions
+         WHERE index_tx >= $1::text::xid8 AND ($2::uuid IS NULL OR project_id = $2)",
     )
     .bind(cursor.to_string())
+    .bind(project)
     .fetch_all(pool)
     .await
     .context("reading deleted memories")?;

@@ -21,11 +21,8 @@
 //! passage in the top 5) and MRR@10 per method.
 //!
 //! `--tune` sweeps the lexical weight of the fusion on the `dev` qrels and
-//! reports each weight on `test` too. The sweep fuses the lexical and the
-//! semantic mode's full hit lists (their raw BM25F and cosine) with
-//! `cairn_retrieval::fuse::combine` as `ProjectIndex::search` does (all memories share one `created_at`, so
-//! recency is a constant factor); it first checks that at the shipped
-//! weight it ranks as `Mode::Hybrid` does.
+//! reports each weight on `test` too: `Mode::Hybrid` itself, run with
+//! `Query::lexical_weight` set.
 
 use std::{
     collections::{HashMap, HashSet},
@@ -277,25 +274,9 @@ fn cache_path(dir: &Path, model: &str, texts: &[String], off: bool) -> Option<Pa
     Some(dir.join(format!(".vectors-{}.f32", &digest[..16])))
 }
 
-/// One query's lexical and semantic hits: (slot, raw BM25F or cosine).
-type Arms = (Vec<(u32, f32)>, Vec<(u32, f32)>);
-
 /// Slot of a memory: ids are `Uuid::from_u128(slot + 1)`.
 fn slot(id: Uuid) -> usize {
     (id.as_u128() - 1) as usize
-}
-
-/// Hybrid ranking at lexical weight `w`, fused as `ProjectIndex::search`
-/// does from the two arms' full hit lists (all memories the same age).
-fn fused(lexical: &[(u32, f32)], semantic: &[(u32, f32)], w: f32, slots: usize) -> Vec<usize> {
-    let normalise = w > 0.0 && w < 1.0;
-    let mut hits: Vec<(u32, f32)> = fuse::combine(lexical, semantic, w, normalise, slots)
-        .into_iter()
-        .filter(|(_, x)| *x > 0.0)
-        .collect();
-    // Best first; among equals the later id first, as the index orders them.
-    hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-    hits.into_iter().take(10).map(|(d, _)| d as usize).collect()
 }
 
 fn row(name: &str, s: Score, ms: Option<f64>) {
@@ -442,7 +423,7 @@ async fn main() -> anyhow::Result<()> {
 
     let filters = Filters::default();
     let project_id = Uuid::nil();
-    let run = |mode: Mode, q: usize, want: usize| {
+    let run_at = |mode: Mode, q: usize, want: usize, lexical_weight: Option<f32>| {
         let vector = (mode != Mode::Lexical).then_some(query_vecs[q].as_slice());
         index.search(&Query {
             project_id,
@@ -454,8 +435,10 @@ async fn main() -> anyhow::Result<()> {
             summaries: false,
             mode,
             want,
+            lexical_weight,
         })
     };
+    let run = |mode: Mode, q: usize, want: usize| run_at(mode, q, want, None);
     let all: Vec<usize> = (0..query_ids.len()).collect();
 
     println!();
@@ -510,29 +493,18 @@ async fn main() -> anyhow::Result<()> {
             !dev.is_empty() && !test.is_empty(),
             "--tune needs qrels/dev.tsv and qrels/test.tsv"
         );
-        let arms = |mode: Mode, q: usize| -> Vec<(u32, f32)> {
-            run(mode, q, docs.len())
-                .into_iter()
-                .map(|h| {
-                    let raw = if mode == Mode::Lexical { h.bm25 } else { h.cosine };
-                    (slot(h.id) as u32, raw)
+        // Mode::Hybrid itself at each weight: the sweep is the shipped fusion.
+        let at_weight = |w: f32| -> Vec<Vec<usize>> {
+            all.iter()
+                .map(|&q| {
+                    run_at(Mode::Hybrid, q, 10, Some(w))
+                        .into_iter()
+                        .map(|h| slot(h.id))
+                        .collect()
                 })
                 .collect()
         };
-        let lists: Vec<Arms> = all
-            .iter()
-            .map(|&q| (arms(Mode::Lexical, q), arms(Mode::Semantic, q)))
-            .collect();
-        let at_weight =
-            |w: f32| -> Vec<Vec<usize>> { lists.iter().map(|(l, s)| fused(l, s, w, docs.len())).collect() };
-        let replica = at_weight(fuse::lexical_weight());
-        let same = replica.iter().zip(&table[0].1).filter(|(a, b)| a == b).count();
         println!();
-        println!(
-            "tune: the sweep's fusion at the shipped weight {} ranks {same} of {} queries' top 10 as Mode::Hybrid does",
-            fuse::lexical_weight(),
-            all.len()
-        );
         println!(
             "{:<8} {:>12} {:>10} {:>13} {:>11}",
             "weight", "dev recall@5", "dev MRR@10", "test recall@5", "test MRR@10"

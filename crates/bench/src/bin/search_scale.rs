@@ -1249,6 +1249,7 @@ async fn engine_only(
                     summaries: true,
                     mode,
                     want: LIMIT + 1,
+                    lexical_weight: None,
                 };
                 let t = Instant::now();
                 let found = if via_engine {

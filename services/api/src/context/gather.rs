@@ -197,6 +197,7 @@ pub async fn relevant_scored(
             None => cairn_retrieval::Mode::Lexical,
         },
         want,
+        lexical_weight: None,
     };
     let hits = state
         .retrieval

@@ -74,6 +74,7 @@ pub async fn ranked(
             Mode::Hybrid => cairn_retrieval::Mode::Lexical,
         },
         want: (cursor.offset + limit + 1) as usize,
+        lexical_weight: None,
     };
     let hits = state.retrieval.search(&query).await.map_err(failed)?;
     Ok(hits.map(|hits| {

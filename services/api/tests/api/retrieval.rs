@@ -274,6 +274,7 @@ async fn a_second_replica_finds_a_new_memory_at_once_and_a_rebuild_equals_the_fo
         summaries: true,
         mode: cairn_retrieval::Mode::Lexical,
         want: 10,
+        lexical_weight: None,
     };
     // Indexed before the write: the replica learns of it from the feed.
     assert!(
