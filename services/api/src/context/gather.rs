@@ -52,6 +52,10 @@ pub struct ObservationItem {
     pub created_at: DateTime<Utc>,
     /// `live` or `stale` (context never reads the other states; migration 0014).
     pub state: String,
+    /// The repository root (or working directory) of its session: paths are
+    /// shown relative to it. Absent where a statement does not read it.
+    #[sqlx(default)]
+    pub root: Option<String>,
 }
 
 /// The candidates, newest first.
@@ -75,8 +79,8 @@ pub async fn settings(pool: &PgPool, project_id: Uuid) -> sqlx::Result<Option<Pr
     .await
 }
 
-const OBSERVATION_COLUMNS: &str =
-    "id, kind, title, subtitle, facts, narrative, files_read, files_modified, created_at, state";
+const OBSERVATION_COLUMNS: &str = "id, kind, title, subtitle, facts, narrative, files_read, files_modified, \
+     created_at, (SELECT coalesce(s.repo_root, s.cwd) FROM sessions s WHERE s.id = observations.session_id) AS root, state";
 
 /// [`OBSERVATION_COLUMNS`] as of the time in parameter `$p` (NULL: now): a
 /// memory whose state changed after it is shown as it was then, live.

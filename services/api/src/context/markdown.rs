@@ -73,6 +73,21 @@ pub fn index_line(o: &ObservationItem) -> String {
     )
 }
 
+/// What the offline extractor says of itself (`heuristic extract: 0
+/// commands, …`; "Extracted heuristically …"): true of every such memory,
+/// so it earns no place in a context (the provider is recorded apart).
+const BOILERPLATE_PREFIX: &str = "heuristic extract:";
+const BOILERPLATE_SENTENCE: &str = "Extracted heuristically from the tool events, without a model.";
+
+fn is_boilerplate(subtitle: &str) -> bool {
+    subtitle.trim_start().starts_with(BOILERPLATE_PREFIX)
+}
+
+fn without_boilerplate(narrative: &str) -> &str {
+    let n = narrative.trim();
+    n.strip_suffix(BOILERPLATE_SENTENCE).map_or(n, str::trim_end)
+}
+
 /// The full detail of one observation, cut to `max_chars` characters.
 /// ` (stale: its files changed since)` for a stale memory, else nothing.
 pub fn stale_marker(o: &ObservationItem) -> &'static str {
@@ -92,21 +107,22 @@ pub fn detail(o: &ObservationItem, max_chars: usize) -> String {
         when(o.created_at),
         o.id
     );
-    if !o.subtitle.trim().is_empty() {
+    if !o.subtitle.trim().is_empty() && !is_boilerplate(&o.subtitle) {
         out.push_str(&format!("{}\n", one_line(&o.subtitle, 200)));
     }
     for fact in &o.facts {
         out.push_str(&format!("- {}\n", one_line(fact, 300)));
     }
-    if !o.narrative.trim().is_empty() {
-        out.push_str(&data(o.narrative.trim()));
+    let narrative = without_boilerplate(&o.narrative);
+    if !narrative.is_empty() {
+        out.push_str(&data(narrative));
         out.push('\n');
     }
     let files: Vec<Cow<str>> = o
         .files_modified
         .iter()
         .chain(&o.files_read)
-        .map(|f| data(f))
+        .map(|f| data(cairn_shared::paths::relative(f, o.root.as_deref())))
         .collect();
     if !files.is_empty() {
         out.push_str(&format!("Files: {}\n", files.join(", ")));

@@ -76,6 +76,18 @@ fn blocks<'a>(
     taken
 }
 
+/// What a summary says, without its time and scope.
+fn gist(s: &SummaryItem) -> String {
+    let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    format!(
+        "{}|{}|{}|{}",
+        words(&s.request),
+        words(&s.completed),
+        words(&s.learned),
+        words(&s.next_steps)
+    )
+}
+
 /// `max_details` caps the full-detail observations (a resume gets none).
 pub fn select(project: &str, c: &Candidates, budget_tokens: usize, max_details: usize) -> Selection {
     let budget_chars = budget_tokens * 4;
@@ -120,7 +132,20 @@ pub fn select(project: &str, c: &Candidates, budget_tokens: usize, max_details: 
     let relevant = c.relevant.iter().filter(|o| o.kind != "plan").take(max_details);
     let details = blocks(&mut purse, &details_title, relevant, detail_cap);
 
+    // Each thing once: a turn summary of a session whose session summary is
+    // among the candidates says nothing the session summary does not, and
+    // a summary saying what one shown already says is left out.
+    let summarised: HashSet<Uuid> = c
+        .summaries
+        .iter()
+        .filter(|s| s.scope == "session")
+        .map(|s| s.session_id)
+        .collect();
+    let mut said: HashSet<String> = summaries.iter().map(|(s, _)| gist(s)).collect();
     for s in c.summaries.iter().skip(1) {
+        if (s.scope == "turn" && summarised.contains(&s.session_id)) || !said.insert(gist(s)) {
+            continue;
+        }
         let line = markdown::summary_line(s, usize::MAX);
         if !purse.take(&line) {
             break;

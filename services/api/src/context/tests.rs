@@ -41,6 +41,7 @@ fn observation(i: usize) -> impl Strategy<Value = ObservationItem> {
                 created_at: Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap()
                     - Duration::hours(7 * i as i64),
                 state: if i % 5 == 4 { "stale" } else { "live" }.into(),
+                root: None,
             },
         )
 }
@@ -126,6 +127,7 @@ fn poisoned(i: u128, text: &str) -> ObservationItem {
         files_modified: vec![format!("src/{text}.rs")],
         created_at: Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap() - Duration::hours(i as i64),
         state: "live".into(),
+        root: None,
     }
 }
 
@@ -188,4 +190,72 @@ fn the_footer_names_what_is_left_out_and_is_never_longer_than_its_reserve() {
     assert!(!none.contains("0 more"), "{none}");
     assert!(none.len() <= super::markdown::footer(0, true).len());
     assert!(super::markdown::footer(7, false).contains("7 more observations"));
+}
+
+fn summary_of(session: u128, scope: &str, hours_ago: i64, request: &str, completed: &str) -> SummaryItem {
+    SummaryItem {
+        id: Uuid::now_v7(),
+        session_id: Uuid::from_u128(session),
+        scope: scope.into(),
+        request: request.into(),
+        learned: String::new(),
+        completed: completed.into(),
+        next_steps: String::new(),
+        created_at: Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap() - Duration::hours(hours_ago),
+    }
+}
+
+#[test]
+fn each_thing_is_said_once_without_boilerplate_and_with_repository_paths() {
+    // Session 1 ended: its session summary and its one turn summary say the
+    // same; session 2 has a turn summary only; session 3 repeats session 2.
+    let c = Candidates {
+        summaries: vec![
+            summary_of(
+                1,
+                "session",
+                1,
+                "Rotate the registry secret",
+                "rotated registry-creds",
+            ),
+            summary_of(
+                1,
+                "turn",
+                2,
+                "Rotate the registry secret",
+                "rotated registry-creds",
+            ),
+            summary_of(2, "turn", 3, "Bump the chart version", "bumped to 1.4.2"),
+            summary_of(3, "turn", 4, "Bump the chart version", "bumped to 1.4.2"),
+        ],
+        recent: vec![ObservationItem {
+            id: Uuid::from_u128(7),
+            kind: "discovery".into(),
+            title: "Read: deploy/pipeline.yaml".into(),
+            subtitle: "heuristic extract: 0 commands, 0 files modified, 1 file read".into(),
+            facts: vec![],
+            narrative: "Read the pipeline. Extracted heuristically from the tool events, without a model."
+                .into(),
+            files_read: vec!["/tmp/work-123/repo/deploy/pipeline.yaml".into()],
+            files_modified: vec![],
+            created_at: Utc.with_ymd_and_hms(2026, 11, 20, 11, 0, 0).unwrap(),
+            state: "live".into(),
+            root: Some("/tmp/work-123/repo".into()),
+        }],
+        relevant: vec![],
+        total_observations: 1,
+    };
+    let mut c = c;
+    c.relevant = c.recent.clone();
+    let s = select("app", &c, 2000, 3);
+    let text = &s.markdown;
+    assert_eq!(text.matches("Rotate the registry secret").count(), 1, "{text}");
+    assert_eq!(text.matches("Bump the chart version").count(), 1, "{text}");
+    assert!(!text.contains("heuristic extract"), "{text}");
+    assert!(!text.contains("Extracted heuristically"), "{text}");
+    assert!(text.contains("Read the pipeline."), "{text}");
+    assert!(
+        text.contains("deploy/pipeline.yaml") && !text.contains("/tmp/work-123"),
+        "{text}"
+    );
 }
