@@ -65,7 +65,14 @@ async fn old_and_newest_sdk_clients_are_each_answered_in_their_revision() {
         assert_eq!(out["protocolVersion"], revision, "{out}");
         assert_eq!(
             out["tools"],
-            json!(["ask", "context", "get_observations", "search", "timeline"]),
+            json!([
+                "ask",
+                "context",
+                "feedback",
+                "get_observations",
+                "search",
+                "timeline"
+            ]),
             "{out}"
         );
         assert_eq!(out["search"]["isError"], false, "{out}");

@@ -60,7 +60,14 @@ async fn serves_the_remote_tools_over_stdio() {
     names.sort();
     assert_eq!(
         names,
-        ["ask", "context", "get_observations", "search", "timeline"]
+        [
+            "ask",
+            "context",
+            "feedback",
+            "get_observations",
+            "search",
+            "timeline"
+        ]
     );
 
     let (found, error) = call(&client, "search", json!({"query": "bridged memories"})).await;

@@ -96,6 +96,14 @@ pub struct Attrs {
     /// Observation type (`bugfix`, `note`, …); `None` for summaries.
     pub kind: Option<String>,
     pub session_id: Option<Uuid>,
+    /// The factor of its score from feedback (`feedback_weight`); 1 without.
+    pub feedback: f32,
+}
+
+/// The factor of a memory's score from the feedback it has had: each
+/// helpful mark +10 %, each misleading one −25 %, within ×0.25..×1.5.
+pub fn feedback_weight(helpful: i32, misleading: i32) -> f32 {
+    (1.0 + 0.1 * helpful as f32 - 0.25 * misleading as f32).clamp(0.25, 1.5)
 }
 
 impl Doc {

@@ -182,7 +182,7 @@ impl ProjectIndex {
             .filter(|(_, s)| *s > 0.0)
             .map(|(slot, s)| {
                 let m = &self.slots[slot as usize];
-                let mut score = s as f64 * m.attrs.state.weight() as f64;
+                let mut score = s as f64 * m.attrs.state.weight() as f64 * m.attrs.feedback as f64;
                 if q.mode != Mode::Semantic {
                     score *= fuse::recency(m.attrs.created_at, q.as_of);
                 }

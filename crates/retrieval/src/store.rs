@@ -32,6 +32,8 @@ struct ObservationRow {
     content: String,
     files_read: Vec<String>,
     files_modified: Vec<String>,
+    helpful_count: i32,
+    misleading_count: i32,
 }
 
 impl ObservationRow {
@@ -43,6 +45,7 @@ impl ObservationRow {
             state: State::parse(&self.state),
             kind: Some(self.kind),
             session_id: self.session_id,
+            feedback: crate::doc::feedback_weight(self.helpful_count, self.misleading_count),
         };
         let doc = Doc::observation(
             self.id,
@@ -79,6 +82,7 @@ impl SummaryRow {
             state: State::Live,
             kind: None,
             session_id: Some(self.session_id),
+            feedback: 1.0,
         };
         let doc = Doc::summary(
             self.id,
@@ -92,7 +96,7 @@ impl SummaryRow {
 }
 
 const OBSERVATION_COLUMNS: &str = "id, project_id, created_at, state, kind, session_id, title, subtitle, facts, \
-     narrative, content, files_read, files_modified";
+     narrative, content, files_read, files_modified, helpful_count, misleading_count";
 const SUMMARY_COLUMNS: &str =
     "id, project_id, created_at, session_id, request, investigated, learned, completed, next_steps, notes";
 

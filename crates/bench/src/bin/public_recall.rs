@@ -408,6 +408,7 @@ async fn main() -> anyhow::Result<()> {
             state: State::Live,
             kind: Some("discovery".into()),
             session_id: None,
+            feedback: 1.0,
         };
         index.upsert(Doc::observation(id, attrs, &d.title, "", &[], &d.text, "", &[]));
         anyhow::ensure!(index.set_vector(id, v), "vector refused");

@@ -5,6 +5,7 @@ pub mod admin;
 pub mod ask;
 pub mod context;
 pub mod events;
+pub mod feedback;
 pub mod health;
 pub mod hooks;
 pub mod jobs;
@@ -68,6 +69,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(jobs::retry_job))
         .routes(routes!(jobs::cancel_job))
         .routes(routes!(memories::create_memory))
+        .routes(routes!(feedback::give_feedback))
         .routes(routes!(memories::delete_memory, memory_edit::update_memory))
         .routes(routes!(context::post_context))
         .routes(routes!(context::get_project_context))

@@ -3,6 +3,7 @@
 
 pub mod code;
 pub mod events;
+pub mod feedback;
 pub mod file_memories;
 pub mod jobs;
 pub mod memory_changes;

@@ -95,7 +95,14 @@ async fn lists_the_five_tools_and_calls_each() {
     names.sort();
     assert_eq!(
         names,
-        ["ask", "context", "get_observations", "search", "timeline"]
+        [
+            "ask",
+            "context",
+            "feedback",
+            "get_observations",
+            "search",
+            "timeline"
+        ]
     );
 
     let (found, error) = text(&call(&client, "search", json!({"query": "tokenizer panic"})).await);
@@ -106,6 +113,10 @@ async fn lists_the_five_tools_and_calls_each() {
         "{found}"
     );
     assert!(!found.contains(&third), "{found}");
+    let (marked, error) = text(&call(&client, "feedback", json!({"id": second, "verdict": "helpful"})).await);
+    assert!(!error && marked.contains("helpful 1"), "{marked}");
+    let (refused, error) = text(&call(&client, "feedback", json!({"id": second, "verdict": "great"})).await);
+    assert!(error && refused.contains("verdict"), "{refused}");
 
     let (listed, error) = text(&call(&client, "search", json!({"orderBy": "newest", "limit": 2})).await);
     assert!(!error, "{listed}");
@@ -378,7 +389,7 @@ async fn each_request_stands_alone_on_any_replica() {
     .await;
     assert_eq!(
         tools["result"]["tools"].as_array().map(Vec::len),
-        Some(5),
+        Some(6),
         "{tools}"
     );
     let called = rpc(

@@ -444,3 +444,87 @@ async fn the_prompt_gate_injects_related_memory_and_nothing_for_unrelated_prompt
         );
     }
 }
+
+#[tokio::test]
+async fn feedback_moves_a_memory_in_its_project_is_audited_and_bounded_by_tenancy() {
+    let app = spawn(false).await;
+    let texts = [
+        ("The cache key includes the tenant id".to_string(), 1.0),
+        ("The cache key includes the tenant id and region".to_string(), 1.0),
+    ];
+    let seeded = seed(&app, None, app.project_id, &texts).await;
+    let top = |body: Value| ids(&body)[0];
+    let first = top(search(&app, "query=cache%20key%20tenant&mode=fulltext").await);
+    let other = if first == seeded[0] { seeded[1] } else { seeded[0] };
+    // Misleading: the first drops below the other.
+    let (status, body) = app
+        .post(
+            &format!("/v1/memories/{first}/feedback"),
+            Some(&app.ingest_token),
+            &json!({ "verdict": "misleading", "note": "the region was dropped" }),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        (body["helpful"].as_i64(), body["misleading"].as_i64()),
+        (Some(0), Some(1))
+    );
+    assert_eq!(
+        top(search(&app, "query=cache%20key%20tenant&mode=fulltext").await),
+        other
+    );
+    // Helpful marks bring it back.
+    for _ in 0..8 {
+        let (status, _) = app
+            .post(
+                &format!("/v1/memories/{first}/feedback"),
+                Some(&app.ingest_token),
+                &json!({ "verdict": "helpful" }),
+            )
+            .await;
+        assert_eq!(status, 200);
+    }
+    assert_eq!(
+        top(search(&app, "query=cache%20key%20tenant&mode=fulltext").await),
+        first
+    );
+    let audited = app
+        .count(&format!(
+            "SELECT count(*) FROM audit_log WHERE action = 'memory.feedback' AND target_id = '{first}'"
+        ))
+        .await;
+    assert_eq!(audited, 9);
+    // Bad verdicts, unknown memories and other projects' memories.
+    let (status, body) = app
+        .post(
+            &format!("/v1/memories/{first}/feedback"),
+            Some(&app.ingest_token),
+            &json!({ "verdict": "meh" }),
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (422, Some("invalid_field"))
+    );
+    let other_project = app.create_project("fb-other").await;
+    let theirs = seed(&app, None, other_project, &[("elsewhere".to_string(), 1.0)]).await[0];
+    let (status, _) = app
+        .post(
+            &format!("/v1/memories/{theirs}/feedback"),
+            Some(&app.ingest_token),
+            &json!({ "verdict": "helpful" }),
+        )
+        .await;
+    assert_eq!(
+        status, 404,
+        "a project token cannot mark another project's memory"
+    );
+    let (status, _) = app
+        .post(
+            &format!("/v1/memories/{}/feedback", Uuid::now_v7()),
+            Some(&app.ingest_token),
+            &json!({ "verdict": "helpful" }),
+        )
+        .await;
+    assert_eq!(status, 404);
+}
