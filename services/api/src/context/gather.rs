@@ -107,6 +107,7 @@ pub async fn candidates(
     state: &AppState,
     project_id: Uuid,
     query: Option<&str>,
+    branch: Option<&str>,
     as_of: Option<DateTime<Utc>>,
 ) -> ApiResult<Candidates> {
     let pool = &state.pool;
@@ -142,7 +143,22 @@ pub async fn candidates(
         tokio::try_join!(summaries, recent, total)?;
     let relevant = match query.map(str::trim).filter(|q| !q.is_empty()) {
         Some(q) => relevant(state, project_id, q, as_of).await?,
-        None => recent.iter().take(DETAILED as usize).cloned().collect(),
+        None => {
+            // The work at hand first: this branch's earlier sessions, then the newest.
+            let mut relevant = match branch.filter(|b| !is_default_branch(b)) {
+                Some(b) => of_branch(pool, project_id, b, as_of).await?,
+                None => vec![],
+            };
+            for o in &recent {
+                if relevant.len() >= DETAILED as usize {
+                    break;
+                }
+                if !relevant.iter().any(|r| r.id == o.id) {
+                    relevant.push(o.clone());
+                }
+            }
+            relevant
+        }
     };
     Ok(Candidates {
         summaries,
@@ -220,6 +236,36 @@ pub async fn relevant_scored(
         .into_iter()
         .filter_map(|h| known.remove(&h.id).map(|o| (o, h)))
         .collect())
+}
+
+/// Branches every session works on: memories of them say nothing of the work at hand.
+fn is_default_branch(branch: &str) -> bool {
+    matches!(branch, "main" | "master" | "trunk" | "develop" | "dev" | "HEAD")
+}
+
+/// The newest `DETAILED` observations (plans aside: they have their own
+/// heading) of the project's sessions on `branch`.
+#[tracing::instrument(skip(pool))]
+async fn of_branch(
+    pool: &PgPool,
+    project_id: Uuid,
+    branch: &str,
+    as_of: Option<DateTime<Utc>>,
+) -> sqlx::Result<Vec<ObservationItem>> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {} FROM observations
+         WHERE project_id = $1 AND {} AND kind <> 'plan'
+           AND session_id IN (SELECT id FROM sessions WHERE project_id = $1 AND branch = $2)
+         ORDER BY created_at DESC, id DESC LIMIT $4",
+        columns_as_of(3),
+        injected(3)
+    )))
+    .bind(project_id)
+    .bind(branch)
+    .bind(as_of)
+    .bind(DETAILED)
+    .fetch_all(pool)
+    .await
 }
 
 #[tracing::instrument(skip(pool, ids), fields(ids = ids.len()))]

@@ -61,6 +61,9 @@ pub struct ContextRequest<'a> {
     /// As of this time (a commit's first sighting): memories written later
     /// are left out, and those whose state changed later are shown as they were.
     pub as_of: Option<chrono::DateTime<chrono::Utc>>,
+    /// The branch the session works on (the hook's `branch`): without a
+    /// query, memories of this branch's earlier sessions come first.
+    pub branch: Option<&'a str>,
 }
 
 #[derive(Clone, Debug)]
@@ -90,7 +93,8 @@ pub async fn build(state: &crate::state::AppState, request: &ContextRequest<'_>)
         }
     };
     let query = request.query.map(str::trim).filter(|q| !q.is_empty());
-    let candidates = gather::candidates(state, request.project_id, query, request.as_of).await?;
+    let candidates =
+        gather::candidates(state, request.project_id, query, request.branch, request.as_of).await?;
     let selection = select::select(&settings.name, &candidates, budget, max_details);
     let injected = selection
         .details

@@ -132,18 +132,11 @@ pub fn select(project: &str, c: &Candidates, budget_tokens: usize, max_details: 
     let relevant = c.relevant.iter().filter(|o| o.kind != "plan").take(max_details);
     let details = blocks(&mut purse, &details_title, relevant, detail_cap);
 
-    // Each thing once: a turn summary of a session whose session summary is
-    // among the candidates says nothing the session summary does not, and
-    // a summary saying what one shown already says is left out.
-    let summarised: HashSet<Uuid> = c
-        .summaries
-        .iter()
-        .filter(|s| s.scope == "session")
-        .map(|s| s.session_id)
-        .collect();
+    // Each thing once: a summary saying what one shown already says (a
+    // one-turn session's turn and session summaries) is left out.
     let mut said: HashSet<String> = summaries.iter().map(|(s, _)| gist(s)).collect();
     for s in c.summaries.iter().skip(1) {
-        if (s.scope == "turn" && summarised.contains(&s.session_id)) || !said.insert(gist(s)) {
+        if !said.insert(gist(s)) {
             continue;
         }
         let line = markdown::summary_line(s, usize::MAX);

@@ -208,7 +208,8 @@ fn summary_of(session: u128, scope: &str, hours_ago: i64, request: &str, complet
 #[test]
 fn each_thing_is_said_once_without_boilerplate_and_with_repository_paths() {
     // Session 1 ended: its session summary and its one turn summary say the
-    // same; session 2 has a turn summary only; session 3 repeats session 2.
+    // same; session 2 has a turn summary only; session 3 repeats session 2;
+    // session 4's second turn says something its session summary does not.
     let c = Candidates {
         summaries: vec![
             summary_of(
@@ -227,6 +228,8 @@ fn each_thing_is_said_once_without_boilerplate_and_with_repository_paths() {
             ),
             summary_of(2, "turn", 3, "Bump the chart version", "bumped to 1.4.2"),
             summary_of(3, "turn", 4, "Bump the chart version", "bumped to 1.4.2"),
+            summary_of(4, "session", 5, "Speed up CI", "cached cargo; split the test job"),
+            summary_of(4, "turn", 6, "Split the test job", "two jobs of 9 minutes"),
         ],
         recent: vec![ObservationItem {
             id: Uuid::from_u128(7),
@@ -251,6 +254,10 @@ fn each_thing_is_said_once_without_boilerplate_and_with_repository_paths() {
     let text = &s.markdown;
     assert_eq!(text.matches("Rotate the registry secret").count(), 1, "{text}");
     assert_eq!(text.matches("Bump the chart version").count(), 1, "{text}");
+    assert!(
+        text.contains("two jobs of 9 minutes"),
+        "a turn saying more stays: {text}"
+    );
     assert!(!text.contains("heuristic extract"), "{text}");
     assert!(!text.contains("Extracted heuristically"), "{text}");
     assert!(text.contains("Read the pipeline."), "{text}");

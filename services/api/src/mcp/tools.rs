@@ -392,6 +392,7 @@ impl CairnMcp {
                 max_tokens: None,
                 mode: Mode::Full,
                 as_of: None,
+                branch: None,
             },
         )
         .await?;

@@ -68,6 +68,7 @@ pub async fn post_context(
             max_tokens: None,
             mode: Mode::Full,
             as_of: None,
+            branch: None,
         },
     )
     .await?;
@@ -157,6 +158,7 @@ pub async fn get_project_context(
             max_tokens: None,
             mode,
             as_of,
+            branch: None,
         },
     )
     .await?;

@@ -188,6 +188,7 @@ pub async fn post_hook(
                 max_tokens: Some(agent.context_cap_tokens()),
                 mode,
                 as_of: None,
+                branch: query.branch.as_deref(),
             };
             Some(context::build(&state, &request).await?.selection.markdown)
         }

@@ -528,3 +528,92 @@ async fn feedback_moves_a_memory_in_its_project_is_audited_and_bounded_by_tenanc
         .await;
     assert_eq!(status, 404);
 }
+
+/// A session made by the database directly, on `branch`.
+async fn session_on(app: &TestApp, branch: &str) -> Uuid {
+    let id = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO sessions (id, team_id, project_id, agent, external_session_id, cwd, branch)
+         VALUES ($1, $2, $3, 'claude-code', $1::text, '/home/dev/app', $4)",
+    )
+    .bind(id)
+    .bind(app.team_id)
+    .bind(app.project_id)
+    .bind(branch)
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    id
+}
+
+#[tokio::test]
+async fn session_start_puts_the_branchs_earlier_work_first() {
+    let app = spawn(false).await;
+    let feature = session_on(&app, "feat/cache-eviction").await;
+    let main = session_on(&app, "main").await;
+    let earlier = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO observations (id, team_id, project_id, session_id, generation_key, kind, title, narrative,
+             provider, model, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, 'test:' || $1, 'decision', 'LRU eviction keyed by tenant',
+                 'Chose LRU with a per-tenant budget', 'heuristic', 'none', now() - interval '3 days', now())",
+    )
+    .bind(earlier)
+    .bind(app.team_id)
+    .bind(app.project_id)
+    .bind(feature)
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    for i in 0..12 {
+        sqlx::query(
+            "INSERT INTO observations (id, team_id, project_id, session_id, generation_key, kind, title, narrative,
+                 provider, model, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, 'test:' || $1, 'change', 'Routine change ' || $5, 'Nothing to see',
+                     'heuristic', 'none', now() - $5 * interval '1 minute', now())",
+        )
+        .bind(Uuid::now_v7())
+        .bind(app.team_id)
+        .bind(app.project_id)
+        .bind(main)
+        .bind(i)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    }
+    let start = |branch: &'static str, session: &'static str| {
+        let app = &app;
+        async move {
+            let res = app
+                .client
+                .post(format!(
+                    "{}/v1/hooks/claude-code?branch={}",
+                    app.base,
+                    branch.replace('/', "%2F")
+                ))
+                .bearer_auth(&app.ingest_token)
+                .json(&crate::helpers::cc(
+                    session,
+                    "SessionStart",
+                    json!({ "source": "startup" }),
+                ))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(res.status(), 200);
+            let body: Value = res.json().await.unwrap();
+            body["hookSpecificOutput"]["additionalContext"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        }
+    };
+    let on_feature = start("feat/cache-eviction", "branch-a").await;
+    let detail = on_feature.split("## In detail").nth(1).unwrap_or_default();
+    assert!(detail.contains("LRU eviction keyed by tenant"), "{on_feature}");
+    // On main nothing marks it: the newest work is detailed instead.
+    let on_main = start("main", "branch-b").await;
+    let detail = on_main.split("## In detail").nth(1).unwrap_or_default();
+    assert!(!detail.contains("LRU eviction keyed by tenant"), "{on_main}");
+    assert!(detail.contains("Routine change 0"), "{on_main}");
+}
