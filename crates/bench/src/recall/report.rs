@@ -42,6 +42,17 @@ pub struct FactResult {
     pub prompt_context: Vec<Option<usize>>,
 }
 
+/// What a later session is given when its first prompt is the question.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct MomentOfNeed {
+    /// Share of questions whose fact reached the agent (SessionStart or the prompt's context).
+    pub reached: f64,
+    /// Share of injected items that hold the fact asked about.
+    pub precision: f64,
+    /// Mean tokens injected per session (SessionStart and the prompt).
+    pub tokens_per_session: f64,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SetReport {
     pub sessions: usize,
@@ -56,6 +67,8 @@ pub struct SetReport {
     pub session_start: Metrics,
     /// The related memories injected on UserPromptSubmit, the prompt being the question.
     pub prompt_context: Metrics,
+    #[serde(default)]
+    pub moment_of_need: MomentOfNeed,
     pub per_fact: Vec<FactResult>,
 }
 
@@ -153,6 +166,26 @@ pub fn set_report(
             .collect(),
         session_start: metrics(&all(&|f| f.session_start.clone())),
         prompt_context: metrics(&all(&|f| f.prompt_context.clone())),
+        moment_of_need: {
+            let moments: Vec<_> = per_fact
+                .iter()
+                .flat_map(|f| {
+                    let id = f.id.clone();
+                    (0..f.session_start.len())
+                        .filter_map(move |q| ranks.moment.get(&(id.clone(), q)).copied())
+                })
+                .collect();
+            let items: usize = moments.iter().map(|m| m.items).sum();
+            MomentOfNeed {
+                reached: share(moments.iter().filter(|m| m.reached).count(), moments.len()),
+                precision: share(moments.iter().map(|m| m.relevant).sum(), items),
+                tokens_per_session: if moments.is_empty() {
+                    0.0
+                } else {
+                    moments.iter().map(|m| m.tokens).sum::<usize>() as f64 / moments.len() as f64
+                },
+            }
+        },
         per_fact,
     }
 }
@@ -202,6 +235,11 @@ pub fn table(report: &Report) -> String {
         out.push_str(&format!(
             "      retention by kind (prompt/stored): {}\n",
             kinds.join(", ")
+        ));
+        let m = &r.moment_of_need;
+        out.push_str(&format!(
+            "      moment of need (SessionStart + the question as prompt): reached {:.3}, precision {:.3}, {:.0} tokens/session\n",
+            m.reached, m.precision, m.tokens_per_session
         ));
     }
     out
@@ -316,6 +354,7 @@ mod tests {
             search: [("fulltext".to_string(), m(0.4))].into(),
             session_start: m(0.2),
             prompt_context: m(0.3),
+            moment_of_need: MomentOfNeed::default(),
             per_fact: vec![],
         };
         let base = Baseline {

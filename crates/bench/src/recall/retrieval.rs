@@ -24,6 +24,22 @@ pub struct Ranks {
     pub search: HashMap<String, HashMap<(String, usize), Option<usize>>>,
     pub session_start: HashMap<(String, usize), Option<usize>>,
     pub prompt_context: HashMap<(String, usize), Option<usize>>,
+    /// (fact id, question) → what the later session was given in all.
+    pub moment: HashMap<(String, usize), Moment>,
+}
+
+/// The moment of need: a later session starts (SessionStart) and its first
+/// prompt is the question (UserPromptSubmit). What reached the agent.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Moment {
+    /// The fact was in what either injected.
+    pub reached: bool,
+    /// Items injected (SessionStart's plus the prompt's).
+    pub items: usize,
+    /// Of them, items that hold the fact.
+    pub relevant: usize,
+    /// Tokens injected (characters / 4).
+    pub tokens: usize,
 }
 
 /// The search modes a server answers.
@@ -92,12 +108,15 @@ pub async fn measure(replayed: &Replayed, data: &Dataset, modes: &Modes) -> anyh
         }
     }
     let mut start_items: HashMap<String, Vec<String>> = HashMap::new();
+    let mut start_tokens: HashMap<String, usize> = HashMap::new();
     for project in &data.projects {
         let body = json!({ "session_id": format!("recall-probe-{}", project.slug),
             "hook_event_name": "SessionStart", "source": "startup", "cwd": project.cwd,
             "transcript_path": "/home/dev/.claude/projects/probe.jsonl" });
         let answer = replayed.post_hook(&project.slug, &body, None).await?;
-        start_items.insert(project.slug.clone(), items(&injected(&answer)));
+        let markdown = injected(&answer);
+        start_tokens.insert(project.slug.clone(), markdown.chars().count() / 4);
+        start_items.insert(project.slug.clone(), items(&markdown));
     }
     let mut asked = 0;
     for session in &data.sessions {
@@ -118,9 +137,21 @@ pub async fn measure(replayed: &Replayed, data: &Dataset, modes: &Modes) -> anyh
                     "hook_event_name": "UserPromptSubmit", "prompt": question, "cwd": cwd,
                     "transcript_path": "/home/dev/.claude/projects/ask.jsonl" });
                 let answer = replayed.post_hook(&session.project, &body, None).await?;
-                ranks
-                    .prompt_context
-                    .insert(key, rank(&items(&injected(&answer)), &fact.check));
+                let markdown = injected(&answer);
+                let prompt = items(&markdown);
+                let in_prompt = rank(&prompt, &fact.check);
+                let all: Vec<&String> = start.iter().chain(&prompt).collect();
+                ranks.moment.insert(
+                    key.clone(),
+                    Moment {
+                        reached: rank(start, &fact.check).is_some() || in_prompt.is_some(),
+                        items: all.len(),
+                        relevant: all.iter().filter(|i| fact.check.found_in(i)).count(),
+                        tokens: start_tokens.get(&session.project).copied().unwrap_or_default()
+                            + markdown.chars().count() / 4,
+                    },
+                );
+                ranks.prompt_context.insert(key, in_prompt);
             }
         }
     }

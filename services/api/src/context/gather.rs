@@ -178,20 +178,26 @@ pub async fn relevant(
     text: &str,
     as_of: Option<DateTime<Utc>>,
 ) -> ApiResult<Vec<ObservationItem>> {
-    Ok(relevant_scored(state, project_id, text, as_of, DETAILED as usize)
-        .await?
-        .into_iter()
-        .map(|(o, _)| o)
-        .collect())
+    Ok(
+        relevant_scored(state, project_id, text, as_of, DETAILED as usize, false)
+            .await?
+            .into_iter()
+            .map(|(o, _)| o)
+            .collect(),
+    )
 }
 
-/// [`relevant`], at most `want`, with the engine's hits (best first).
+/// [`relevant`], at most `want`, with the engine's hits (best first); turn
+/// and session summaries too when `summaries` (each shown as an item whose
+/// kind is `turn summary` or `session summary`: the prompt as its title,
+/// what was learned, done and left to do as its facts).
 pub async fn relevant_scored(
     state: &AppState,
     project_id: Uuid,
     text: &str,
     as_of: Option<DateTime<Utc>>,
     want: usize,
+    summaries: bool,
 ) -> ApiResult<Vec<(ObservationItem, cairn_retrieval::Hit)>> {
     let vector = match &state.embedder {
         Some(embedder) => match state.retrieval.embed_query(embedder, text).await {
@@ -211,7 +217,7 @@ pub async fn relevant_scored(
         vector: vector.as_deref().map(Vec::as_slice),
         filters: &filters,
         as_of: as_of.unwrap_or_else(Utc::now),
-        summaries: false,
+        summaries,
         mode: match vector {
             Some(_) => cairn_retrieval::Mode::Hybrid,
             None => cairn_retrieval::Mode::Lexical,
@@ -225,17 +231,71 @@ pub async fn relevant_scored(
         .await
         .map_err(crate::search::engine::failed)?
         .unwrap_or_default();
-    let ids: Vec<Uuid> = hits.iter().map(|h| h.id).collect();
+    let of = |source| -> Vec<Uuid> { hits.iter().filter(|h| h.source == source).map(|h| h.id).collect() };
+    let (observation_ids, summary_ids) = (
+        of(cairn_retrieval::Source::Observation),
+        of(cairn_retrieval::Source::Summary),
+    );
     let mut known: std::collections::HashMap<Uuid, ObservationItem> =
-        by_ids(&state.pool, project_id, &ids, as_of)
+        by_ids(&state.pool, project_id, &observation_ids, as_of)
             .await?
             .into_iter()
             .map(|o| (o.id, o))
             .collect();
+    if !summary_ids.is_empty() {
+        for s in summaries_by_ids(&state.pool, project_id, &summary_ids, as_of).await? {
+            known.insert(s.id, summary_item(s));
+        }
+    }
     Ok(hits
         .into_iter()
         .filter_map(|h| known.remove(&h.id).map(|o| (o, h)))
         .collect())
+}
+
+/// A summary as an item shown in full: its prompt as the title, what was
+/// learned, done and left to do as facts.
+fn summary_item(s: SummaryItem) -> ObservationItem {
+    let facts = [
+        ("learned", &s.learned),
+        ("done", &s.completed),
+        ("next", &s.next_steps),
+    ]
+    .into_iter()
+    .filter(|(_, t)| !t.trim().is_empty())
+    .map(|(label, t)| format!("{label}: {}", t.trim()))
+    .collect();
+    ObservationItem {
+        id: s.id,
+        kind: format!("{} summary", s.scope),
+        title: s.request,
+        subtitle: String::new(),
+        facts,
+        narrative: String::new(),
+        files_read: vec![],
+        files_modified: vec![],
+        created_at: s.created_at,
+        state: "live".into(),
+        root: None,
+    }
+}
+
+#[tracing::instrument(skip(pool, ids), fields(ids = ids.len()))]
+async fn summaries_by_ids(
+    pool: &PgPool,
+    project_id: Uuid,
+    ids: &[Uuid],
+    as_of: Option<DateTime<Utc>>,
+) -> sqlx::Result<Vec<SummaryItem>> {
+    sqlx::query_as(
+        "SELECT id, session_id, scope, request, learned, completed, next_steps, created_at
+         FROM summaries WHERE project_id = $1 AND id = ANY($2) AND created_at <= coalesce($3::timestamptz, now())",
+    )
+    .bind(project_id)
+    .bind(ids)
+    .bind(as_of)
+    .fetch_all(pool)
+    .await
 }
 
 /// Branches every session works on: memories of them say nothing of the work at hand.
