@@ -1,3 +1,47 @@
 //! The shared test harness (crates/testkit): a real cairn-api per test.
 
 pub use cairn_testkit::*;
+
+use serde_json::Value;
+use uuid::Uuid;
+
+/// The local embedding model's directory; fails the test when it is missing.
+pub fn model_dir() -> std::path::PathBuf {
+    let dir = cairn_embed::model_dir();
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "no embedding model in {} (run scripts/fetch-model.sh)",
+        dir.display()
+    );
+    dir
+}
+
+/// `GET /v1/search` with the ingest token (a project token with `read`); asserts 200.
+pub async fn search(app: &TestApp, params: &str) -> Value {
+    let (status, body) = app
+        .get(&format!("/v1/search?{params}"), Some(&app.ingest_token))
+        .await;
+    assert_eq!(status, 200, "{params}: {body}");
+    body
+}
+
+/// The ids of a search page's hits, in order.
+pub fn hit_ids(body: &Value) -> Vec<Uuid> {
+    body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            h[h["type"].as_str().unwrap()]["id"]
+                .as_str()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect()
+}
+
+/// The ids a search finds.
+pub async fn found(app: &TestApp, params: &str) -> Vec<Uuid> {
+    hit_ids(&search(app, params).await)
+}

@@ -6,20 +6,10 @@ use std::path::PathBuf;
 
 use cairn_embed::Embedder;
 use chrono::{DateTime, Duration, Utc};
-use serde_json::{Value, json};
+use serde_json::json;
 use uuid::Uuid;
 
-use crate::helpers::{Options, TestApp, cc, spawn_app_with};
-
-fn model_dir() -> PathBuf {
-    let dir = cairn_embed::model_dir();
-    assert!(
-        dir.join("model.safetensors").is_file(),
-        "no embedding model in {} (run scripts/fetch-model.sh)",
-        dir.display()
-    );
-    dir
-}
+use crate::helpers::{Options, TestApp, cc, found, hit_ids, model_dir, search, spawn_app_with};
 
 /// An API with embeddings on (or off: a model directory that does not exist).
 async fn spawn(embeddings: bool) -> TestApp {
@@ -124,33 +114,6 @@ impl Seeder {
         .unwrap();
         id
     }
-}
-
-async fn search(app: &TestApp, params: &str) -> Value {
-    let (status, body) = app
-        .get(&format!("/v1/search?{params}"), Some(&app.ingest_token))
-        .await;
-    assert_eq!(status, 200, "{params}: {body}");
-    body
-}
-
-fn hit_ids(body: &Value) -> Vec<Uuid> {
-    body["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| {
-            h[h["type"].as_str().unwrap()]["id"]
-                .as_str()
-                .unwrap()
-                .parse()
-                .unwrap()
-        })
-        .collect()
-}
-
-async fn found(app: &TestApp, params: &str) -> Vec<Uuid> {
-    hit_ids(&search(app, params).await)
 }
 
 const LINKER: (&str, &str) = (

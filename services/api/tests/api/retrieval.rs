@@ -11,7 +11,7 @@ use chrono::Utc;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::helpers::{Options, TestApp, spawn_app_with};
+use crate::helpers::{Options, TestApp, hit_ids, model_dir, search, spawn_app_with};
 
 const ROOT_CAUSE: &str = "The deploy pipeline failed because the Kubernetes secret registry-creds had expired; \
                           rotated it with scripts/rotate-registry.sh.";
@@ -31,16 +31,6 @@ const ROUTINE: [&str; 8] = [
     "Pipeline {n}: deploy of the API went out behind a feature flag.",
     "Deployed hotfix {n} with the usual pipeline; no incidents.",
 ];
-
-fn model_dir() -> PathBuf {
-    let dir = cairn_embed::model_dir();
-    assert!(
-        dir.join("model.safetensors").is_file(),
-        "no embedding model in {} (run scripts/fetch-model.sh)",
-        dir.display()
-    );
-    dir
-}
 
 async fn spawn(embeddings: bool) -> TestApp {
     let (provider, dir) = match embeddings {
@@ -127,29 +117,6 @@ fn routine(n: usize) -> Vec<(String, f64)> {
         .collect()
 }
 
-async fn search(app: &TestApp, params: &str) -> Value {
-    let (status, body) = app
-        .get(&format!("/v1/search?{params}"), Some(&app.ingest_token))
-        .await;
-    assert_eq!(status, 200, "{params}: {body}");
-    body
-}
-
-fn ids(body: &Value) -> Vec<Uuid> {
-    body["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| {
-            h[h["type"].as_str().unwrap()]["id"]
-                .as_str()
-                .unwrap()
-                .parse()
-                .unwrap()
-        })
-        .collect()
-}
-
 fn q(text: &str) -> String {
     text.replace(' ', "%20")
 }
@@ -167,15 +134,15 @@ async fn an_old_root_cause_is_found_among_2500_newer_routine_notes_by_every_ques
     .await[0];
     seed(&app, Some(&embedder), app.project_id, &routine(2_500)).await;
     for question in QUESTIONS {
-        let top = ids(&search(&app, &format!("query={}&limit=5", q(question))).await);
+        let top = hit_ids(&search(&app, &format!("query={}&limit=5", q(question))).await);
         assert!(top.contains(&old), "default mode, {question:?}: {top:?}");
-        let hybrid = ids(&search(&app, &format!("query={}&limit=5&mode=hybrid", q(question))).await);
+        let hybrid = hit_ids(&search(&app, &format!("query={}&limit=5&mode=hybrid", q(question))).await);
         assert!(hybrid.contains(&old), "hybrid, {question:?}");
     }
     // Each arm alone reaches it too: by its rare words, and by meaning.
-    let words = ids(&search(&app, "query=registry-creds&limit=5&mode=fulltext").await);
+    let words = hit_ids(&search(&app, "query=registry-creds&limit=5&mode=fulltext").await);
     assert_eq!(words.first(), Some(&old));
-    let meaning = ids(&search(&app, &format!("query={}&limit=5&mode=vector", q(QUESTIONS[1]))).await);
+    let meaning = hit_ids(&search(&app, &format!("query={}&limit=5&mode=vector", q(QUESTIONS[1]))).await);
     assert!(meaning.contains(&old), "vector: {meaning:?}");
     // And every match of a common word is reachable by paging: none is cut.
     let mut seen = 0;
@@ -186,7 +153,7 @@ async fn an_old_root_cause_is_found_among_2500_newer_routine_notes_by_every_ques
             None => "query=pipeline&limit=100&mode=fulltext".to_string(),
         };
         let page = search(&app, &params).await;
-        seen += ids(&page).len();
+        seen += hit_ids(&page).len();
         match page["nextCursor"].as_str() {
             Some(c) => cursor = Some(c.to_string()),
             None => break,
@@ -223,11 +190,13 @@ async fn tenancy_states_and_as_of_hold_in_every_mode() {
         .unwrap();
     let before_mine = (Utc::now() - chrono::Duration::days(5)).to_rfc3339();
     for mode in ["fulltext", "vector", "hybrid"] {
-        let found = ids(&search(
-            &app,
-            &format!("query=websocket%20reconnect%20heartbeat&mode={mode}"),
-        )
-        .await);
+        let found = hit_ids(
+            &search(
+                &app,
+                &format!("query=websocket%20reconnect%20heartbeat&mode={mode}"),
+            )
+            .await,
+        );
         assert_eq!(found, [mine], "{mode}: the project's own live memory only");
         let token = app
             .mint(json!({ "name": "other", "scopes": ["read"], "projectId": other }))
@@ -238,15 +207,17 @@ async fn tenancy_states_and_as_of_hold_in_every_mode() {
                 Some(&token),
             )
             .await;
-        assert_eq!(ids(&body), [theirs], "{mode}: {body}");
-        let dated = ids(&search(
-            &app,
-            &format!(
-                "query=websocket%20reconnect&mode={mode}&dateEnd={}",
-                q(&before_mine).replace('+', "%2B")
-            ),
-        )
-        .await);
+        assert_eq!(hit_ids(&body), [theirs], "{mode}: {body}");
+        let dated = hit_ids(
+            &search(
+                &app,
+                &format!(
+                    "query=websocket%20reconnect&mode={mode}&dateEnd={}",
+                    q(&before_mine).replace('+', "%2B")
+                ),
+            )
+            .await,
+        );
         assert!(dated.is_empty(), "{mode}: written after dateEnd");
     }
 }
@@ -356,7 +327,7 @@ async fn without_a_model_search_is_by_words_and_never_an_error() {
     let old = seed(&app, None, app.project_id, &[(ROOT_CAUSE.to_string(), 400.0)]).await[0];
     seed(&app, None, app.project_id, &routine(300)).await;
     for mode in ["", "&mode=hybrid", "&mode=fulltext"] {
-        let top = ids(&search(&app, &format!("query={}&limit=5{mode}", q(QUESTIONS[0]))).await);
+        let top = hit_ids(&search(&app, &format!("query={}&limit=5{mode}", q(QUESTIONS[0]))).await);
         assert_eq!(top.first(), Some(&old), "{mode}");
     }
     let (status, body) = app
@@ -453,7 +424,7 @@ async fn feedback_moves_a_memory_in_its_project_is_audited_and_bounded_by_tenanc
         ("The cache key includes the tenant id and region".to_string(), 1.0),
     ];
     let seeded = seed(&app, None, app.project_id, &texts).await;
-    let top = |body: Value| ids(&body)[0];
+    let top = |body: Value| hit_ids(&body)[0];
     let first = top(search(&app, "query=cache%20key%20tenant&mode=fulltext").await);
     let other = if first == seeded[0] { seeded[1] } else { seeded[0] };
     // Misleading: the first drops below the other.

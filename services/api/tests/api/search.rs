@@ -5,7 +5,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::helpers::{TestApp, spawn_app};
+use crate::helpers::{TestApp, found, hit_ids, search, spawn_app};
 
 /// An observation as the generator would write it, `hours_ago` before `base()`.
 #[derive(Clone, Default)]
@@ -97,31 +97,6 @@ async fn summary(app: &TestApp, session_id: Uuid, request: &str, learned: &str, 
     id
 }
 
-/// `GET /v1/search` with the ingest token (a project token with `read`); asserts 200.
-async fn search(app: &TestApp, params: &str) -> Value {
-    let (status, body) = app
-        .get(&format!("/v1/search?{params}"), Some(&app.ingest_token))
-        .await;
-    assert_eq!(status, 200, "{params}: {body}");
-    body
-}
-
-fn hit_ids(body: &Value) -> Vec<Uuid> {
-    body["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| {
-            let item = if h["type"] == "observation" {
-                &h["observation"]
-            } else {
-                &h["summary"]
-            };
-            item["id"].as_str().unwrap().parse().unwrap()
-        })
-        .collect()
-}
-
 /// The hits' scores, in order.
 fn scores(body: &Value) -> Vec<f64> {
     body["results"]
@@ -130,10 +105,6 @@ fn scores(body: &Value) -> Vec<f64> {
         .iter()
         .map(|h| h["score"].as_f64().unwrap())
         .collect()
-}
-
-async fn found(app: &TestApp, params: &str) -> Vec<Uuid> {
-    hit_ids(&search(app, params).await)
 }
 
 fn ids_of(list: &Value) -> Vec<Uuid> {
