@@ -107,6 +107,17 @@ pub struct Vector {
     pub embedding: Vec<f32>,
 }
 
+/// `(project, memory, embedding)` rows as vectors.
+fn vectors(rows: Vec<(Uuid, Uuid, Vec<f32>)>) -> Vec<Vector> {
+    rows.into_iter()
+        .map(|(project_id, id, embedding)| Vector {
+            project_id,
+            id,
+            embedding,
+        })
+        .collect()
+}
+
 /// What the feed says was deleted.
 pub struct Deletion {
     pub project_id: Uuid,
@@ -191,14 +202,7 @@ pub async fn project_vectors(pool: &PgPool, project_id: Uuid, model: &str) -> an
     .fetch_all(pool)
     .await
     .context("loading a project's vectors to index")?;
-    Ok(rows
-        .into_iter()
-        .map(|(project_id, id, embedding)| Vector {
-            project_id,
-            id,
-            embedding,
-        })
-        .collect())
+    Ok(vectors(rows))
 }
 
 /// Memories written or changed at or past `cursor` (of one project, or of
@@ -255,14 +259,7 @@ pub async fn changed_vectors(
     .fetch_all(pool)
     .await
     .context("reading changed vectors")?;
-    Ok(rows
-        .into_iter()
-        .map(|(project_id, id, embedding)| Vector {
-            project_id,
-            id,
-            embedding,
-        })
-        .collect())
+    Ok(vectors(rows))
 }
 
 /// Memories and vectors deleted at or past `cursor` (of one project, or of all).
