@@ -21,8 +21,8 @@ use crate::semantic::MIN_SIMILARITY;
 /// Weight of the lexical arm in hybrid mode (the semantic arm has the rest).
 /// Tuned on the dev half of the public set (bench/public_set.sh --tune):
 /// 0.3 had the best MRR@10 there. On the recall benchmark's coding
-/// sessions every weight above 0 ranks below the vector arm alone
-/// (bench/README.md has both sweeps).
+/// sessions it ties the vector arm's recall@5 (bench/README.md has both
+/// sweeps).
 pub const LEXICAL_WEIGHT: f32 = 0.3;
 
 /// [`LEXICAL_WEIGHT`], or `CAIRN_RETRIEVAL_LEXICAL_WEIGHT` (0..=1) when set:

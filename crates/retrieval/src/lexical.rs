@@ -126,15 +126,18 @@ impl Lexical {
     }
 
     /// The most a memory could score for `terms` (each term's idf × (k1 + 1),
-    /// its saturation limit): what fusion divides BM25F by, so that a memory
-    /// matching only the query's common words scores low however it ranks.
+    /// its saturation limit; a term no memory holds at its highest idf):
+    /// what fusion divides BM25F by, so that a memory matching only the
+    /// query's common words scores low however it ranks.
     pub fn max_score(&self, terms: &[String]) -> f32 {
         let n = self.docs.max(1) as f32;
         terms
             .iter()
-            .filter_map(|t| self.terms.get(t.as_str()))
-            .map(|id| {
-                let df = self.postings[*id as usize].len() as f32;
+            .map(|t| {
+                let df = self
+                    .terms
+                    .get(t.as_str())
+                    .map_or(0.0, |id| self.postings[*id as usize].len() as f32);
                 (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0) * (K1 + 1.0)
             })
             .sum()
@@ -185,6 +188,24 @@ mod tests {
         assert_eq!(best(&index, "deploy expired")[0], 0);
         // Every match is scored, however many there are.
         assert_eq!(best(&index, "deploy").len(), 2500);
+    }
+
+    #[test]
+    fn words_no_memory_holds_count_in_the_maximum() {
+        // A question whose rare words match nothing and whose one common
+        // word matches everything is a weak lexical match, not a perfect one:
+        // fusion divides by this maximum, and leaving the unknown words out
+        // made such a memory score 1.0 and outrank the semantic arm's answer.
+        let mut index = Lexical::default();
+        for slot in 0..20 {
+            index.add(slot, &body("the settings file was read"));
+        }
+        let normalised = |query: &str| {
+            let terms = tokenize::query_terms(query);
+            index.score(&terms, |_| true)[0].1 / index.max_score(&terms)
+        };
+        let (alone, mixed) = (normalised("file"), normalised("tolerate broken file"));
+        assert!(mixed < 0.1 * alone, "{mixed} vs {alone}");
     }
 
     #[test]
