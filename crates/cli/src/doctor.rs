@@ -193,7 +193,7 @@ fn check_token(report: &mut Report, http: &ureq::Agent, config: &ClientConfig, t
 fn check_project(report: &mut Report, http: &ureq::Agent, config: &ClientConfig, token: &str) {
     let cwd = std::env::current_dir().unwrap_or_default();
     let repo = git::discover(&cwd);
-    let query = query::build(config.project.as_deref(), repo.as_ref(), &cwd, None);
+    let query = query::build(config.project.as_deref(), repo.as_ref(), &cwd, None, &[]);
     let url = format!("{}/v1/projects/resolve?{query}", config.url);
     match get_json(http, &url, token) {
         Ok((200, body)) => {

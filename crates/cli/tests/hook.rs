@@ -408,3 +408,85 @@ async fn a_file_tools_result_carries_the_files_hash_to_the_server() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_start_sends_the_worktrees_changed_files_and_gets_their_memories_first() {
+    let app = spawn_app().await;
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir.path())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    for f in ["src/retry.rs", "src/other.rs"] {
+        std::fs::write(dir.path().join(f), "fn main() {}\n").unwrap();
+    }
+    git(&["add", "."]);
+    git(&["commit", "-qm", "init"]);
+    git(&["update-index", "--really-refresh"]);
+    // An old memory of the file now being changed, then newer routine ones.
+    let session = uuid::Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO sessions (id, team_id, project_id, agent, external_session_id, cwd)
+         VALUES ($1, $2, $3, 'claude-code', $1::text, '/elsewhere')",
+    )
+    .bind(session)
+    .bind(app.team_id)
+    .bind(app.project_id)
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    for (title, file, minutes) in [("Retry jitter capped at 2 s", "src/retry.rs", 9_000)]
+        .into_iter()
+        .chain((0..10).map(|_| ("Routine note", "src/other.rs", 1)))
+    {
+        sqlx::query(
+            "INSERT INTO observations (id, team_id, project_id, session_id, generation_key, kind, title,
+                 narrative, files_modified, provider, model, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, 'test:' || $1, 'change', $5, 'n', ARRAY[$6], 'heuristic', 'none',
+                     now() - $7 * interval '1 minute', now())",
+        )
+        .bind(uuid::Uuid::now_v7())
+        .bind(app.team_id)
+        .bind(app.project_id)
+        .bind(session)
+        .bind(title)
+        .bind(file)
+        .bind(minutes)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    }
+    let client = Client::new(&app.base, &app.ingest_token);
+    let start = |id: &str| {
+        let mut body = cc(id, "SessionStart", json!({"source": "startup"}));
+        body["cwd"] = json!(dir.path());
+        let run = client.hook(&body);
+        assert_eq!(run.code, Some(0));
+        let answer: Value = serde_json::from_str(&run.stdout).unwrap();
+        let context = answer["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        context
+            .split("## In detail")
+            .nth(1)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let clean = start("changed-clean");
+    assert!(!clean.contains("Retry jitter"), "{clean}");
+    std::fs::write(dir.path().join("src/retry.rs"), "fn main() { retry(); }\n").unwrap();
+    let changed = start("changed-dirty");
+    assert!(changed.contains("Retry jitter capped at 2 s"), "{changed}");
+}

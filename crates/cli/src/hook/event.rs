@@ -8,7 +8,7 @@ use anyhow::Context;
 use cairn_privacy::PrivacyFilter;
 use serde_json::{Value, value::RawValue};
 
-use super::{file_hash, git, query, transcript};
+use super::{changed, file_hash, git, query, transcript};
 use crate::{agent::Agent, client_config::ClientConfig, spool::Entry};
 
 pub struct Prepared {
@@ -42,11 +42,16 @@ pub fn read(
     let cwd = query::workdir(agent, &body);
     let repo = git::discover(&cwd);
     let file_hash = file_hash::of_event(&body, &cwd);
+    let changed = match (&repo, is_session_start(&body)) {
+        (Some(repo), true) => changed::files(&repo.worktree, &repo.git_dir),
+        _ => vec![],
+    };
     let query = query::build(
         config.project.as_deref(),
         repo.as_ref(),
         &cwd,
         file_hash.as_deref(),
+        &changed,
     );
     let filter = filter
         .join()
@@ -60,6 +65,13 @@ pub fn read(
             root: repo.map(|r| r.worktree).unwrap_or(cwd),
         },
     })
+}
+
+/// A session's first event (`SessionStart`, Cursor's `sessionStart`).
+fn is_session_start(body: &Value) -> bool {
+    body["hook_event_name"]
+        .as_str()
+        .is_some_and(|e| e.eq_ignore_ascii_case("SessionStart"))
 }
 
 /// Claude Code's Stop and SubagentStop may lack `last_assistant_message`:

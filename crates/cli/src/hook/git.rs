@@ -14,6 +14,8 @@ pub struct Repo {
     pub worktree: PathBuf,
     /// The repository's shared git directory (`info/exclude` lives there).
     pub common_dir: PathBuf,
+    /// The checkout's own git directory (its `index` and `HEAD`).
+    pub git_dir: PathBuf,
     /// The checkout's `HEAD` commit, when it can be read from the files.
     pub head: Option<String>,
     /// The checked-out branch (none when `HEAD` is detached).
@@ -54,6 +56,7 @@ pub fn discover(start: &Path) -> Option<Repo> {
             remote,
             worktree: dir.to_path_buf(),
             common_dir: common,
+            git_dir,
             head,
             branch,
         });

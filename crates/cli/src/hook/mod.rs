@@ -3,6 +3,7 @@
 //! budget, prints the agent's answer. Always exits 0; prints nothing but the answer.
 
 mod background;
+mod changed;
 mod deliver;
 mod event;
 pub(crate) mod file_hash;

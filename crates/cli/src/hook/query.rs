@@ -24,7 +24,15 @@ pub fn workdir(agent: Agent, body: &Value) -> PathBuf {
         .unwrap_or_default()
 }
 
-pub fn build(project: Option<&str>, repo: Option<&Repo>, cwd: &Path, file_hash: Option<&str>) -> String {
+/// `changed`: the worktree's changed files (at a session's start), sent as
+/// one `changed` value, a path a line.
+pub fn build(
+    project: Option<&str>,
+    repo: Option<&Repo>,
+    cwd: &Path,
+    file_hash: Option<&str>,
+    changed: &[String],
+) -> String {
     let mut pairs: Vec<(&str, String)> = Vec::with_capacity(4);
     if let Some(p) = project {
         pairs.push(("project", p.to_string()));
@@ -46,6 +54,9 @@ pub fn build(project: Option<&str>, repo: Option<&Repo>, cwd: &Path, file_hash: 
     }
     if let Some(hash) = file_hash {
         pairs.push(("fileHash", hash.to_string()));
+    }
+    if !changed.is_empty() {
+        pairs.push(("changed", changed.join("\n")));
     }
     pairs
         .iter()
@@ -80,18 +91,35 @@ mod tests {
             remote: Some("git@github.com:acme/app.git".into()),
             worktree: PathBuf::from("/home/a b/app"),
             common_dir: PathBuf::from("/home/a b/app/.git"),
+            git_dir: PathBuf::from("/home/a b/app/.git"),
             head: Some("0123456789abcdef0123456789abcdef01234567".into()),
             branch: Some("feat/x".into()),
         };
-        let q = build(Some("web"), Some(&repo), Path::new("/home/a b/app/src"), None);
+        let q = build(
+            Some("web"),
+            Some(&repo),
+            Path::new("/home/a b/app/src"),
+            None,
+            &[],
+        );
         assert_eq!(
             q,
             "project=web&gitRemote=git%40github.com%3Aacme%2Fapp.git&repoRoot=%2Fhome%2Fa%20b%2Fapp\
              &head=0123456789abcdef0123456789abcdef01234567&branch=feat%2Fx&cwd=%2Fhome%2Fa%20b%2Fapp%2Fsrc"
         );
         assert_eq!(
-            build(None, None, Path::new("/x"), Some("ab12")),
+            build(None, None, Path::new("/x"), Some("ab12"), &[]),
             "cwd=%2Fx&fileHash=ab12"
+        );
+        assert_eq!(
+            build(
+                None,
+                None,
+                Path::new("/x"),
+                None,
+                &["a b.rs".into(), "src/c.rs".into()]
+            ),
+            "cwd=%2Fx&changed=a%20b.rs%0Asrc%2Fc.rs"
         );
         assert_eq!(encode("é&="), "%C3%A9%26%3D");
     }

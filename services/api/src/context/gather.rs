@@ -7,7 +7,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{PgPool, prelude::FromRow};
 
-use crate::{error::ApiResult, state::AppState};
+use crate::{error::ApiResult, state::AppState, store::file_memories};
 use uuid::Uuid;
 
 /// Newest summaries considered.
@@ -101,13 +101,22 @@ fn injected(p: usize) -> String {
     )
 }
 
+/// What a session is working on, as its hook saw it at the start.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WorkAtHand<'a> {
+    /// The checked-out branch.
+    pub branch: Option<&'a str>,
+    /// The files changed in the worktree, in every form a memory may name them.
+    pub changed: &'a [String],
+}
+
 /// What a context is built from; a query's relevant memories found by the
 /// retrieval engine; as of `as_of` (a commit's first sighting) when set.
 pub async fn candidates(
     state: &AppState,
     project_id: Uuid,
     query: Option<&str>,
-    branch: Option<&str>,
+    work: &WorkAtHand<'_>,
     as_of: Option<DateTime<Utc>>,
 ) -> ApiResult<Candidates> {
     let pool = &state.pool;
@@ -144,11 +153,18 @@ pub async fn candidates(
     let relevant = match query.map(str::trim).filter(|q| !q.is_empty()) {
         Some(q) => relevant(state, project_id, q, as_of).await?,
         None => {
-            // The work at hand first: this branch's earlier sessions, then the newest.
-            let mut relevant = match branch.filter(|b| !is_default_branch(b)) {
-                Some(b) => of_branch(pool, project_id, b, as_of).await?,
-                None => vec![],
+            // The work at hand first: memories of the files changed in the
+            // worktree, then of this branch's earlier sessions, then the newest.
+            let mut relevant = match work.changed {
+                [] => vec![],
+                paths => file_memories::of_files(pool, project_id, paths, DETAILED).await?,
             };
+            if let Some(b) = work.branch.filter(|b| !is_default_branch(b)) {
+                relevant.extend(of_branch(pool, project_id, b, as_of).await?);
+            }
+            let mut seen = std::collections::HashSet::new();
+            relevant.retain(|o| seen.insert(o.id));
+            relevant.truncate(DETAILED as usize);
             for o in &recent {
                 if relevant.len() >= DETAILED as usize {
                     break;

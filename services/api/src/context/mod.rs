@@ -64,6 +64,19 @@ pub struct ContextRequest<'a> {
     /// The branch the session works on (the hook's `branch`): without a
     /// query, memories of this branch's earlier sessions come first.
     pub branch: Option<&'a str>,
+    /// The files changed in the worktree (the hook's `changed`, each path in
+    /// every form it may be stored in): without a query, memories of these
+    /// files come first of all.
+    pub changed: &'a [String],
+}
+
+impl ContextRequest<'_> {
+    fn work_at_hand(&self) -> gather::WorkAtHand<'_> {
+        gather::WorkAtHand {
+            branch: self.branch,
+            changed: self.changed,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -93,8 +106,14 @@ pub async fn build(state: &crate::state::AppState, request: &ContextRequest<'_>)
         }
     };
     let query = request.query.map(str::trim).filter(|q| !q.is_empty());
-    let candidates =
-        gather::candidates(state, request.project_id, query, request.branch, request.as_of).await?;
+    let candidates = gather::candidates(
+        state,
+        request.project_id,
+        query,
+        &request.work_at_hand(),
+        request.as_of,
+    )
+    .await?;
     let selection = select::select(&settings.name, &candidates, budget, max_details);
     let injected = selection
         .details

@@ -393,6 +393,7 @@ impl CairnMcp {
                 mode: Mode::Full,
                 as_of: None,
                 branch: None,
+                changed: &[],
             },
         )
         .await?;

@@ -69,6 +69,7 @@ pub async fn post_context(
             mode: Mode::Full,
             as_of: None,
             branch: None,
+            changed: &[],
         },
     )
     .await?;
@@ -159,6 +160,7 @@ pub async fn get_project_context(
             mode,
             as_of,
             branch: None,
+            changed: &[],
         },
     )
     .await?;

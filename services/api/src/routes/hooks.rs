@@ -20,6 +20,9 @@ use crate::{
     store::code::{self, Checkout, FileSeen},
 };
 
+/// Changed files of a session's start read from the query, at most.
+const MAX_CHANGED: usize = 50;
+
 #[derive(Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
 pub struct HookQuery {
@@ -36,6 +39,9 @@ pub struct HookQuery {
     pub head: Option<String>,
     /// The checked-out branch.
     pub branch: Option<String>,
+    /// At a session's start: the files changed in the worktree, relative to
+    /// it, one a line (at most 50 are read). Their memories lead the context.
+    pub changed: Option<String>,
     /// After a tool ran on a file: the SHA-256 (hex) of the file's content
     /// then. A Read that finds a version the project's memories of the file
     /// were not drawn from marks them stale.
@@ -65,6 +71,25 @@ impl HookQuery {
             branch: self.branch.clone().filter(|b| !b.is_empty() && b.len() <= 256),
         };
         (checkout != Checkout::default()).then_some(checkout)
+    }
+
+    /// The changed files the query names, each relative to the worktree and,
+    /// when the repository root is known, also joined to it (memories keep
+    /// paths as the agent gave them).
+    pub fn changed_files(&self) -> Vec<String> {
+        let root = self.repo_root.as_deref().map(|r| r.trim_end_matches('/'));
+        self.changed
+            .as_deref()
+            .unwrap_or_default()
+            .lines()
+            .map(str::trim)
+            .filter(|p| !p.is_empty() && p.len() <= 4096)
+            .take(MAX_CHANGED)
+            .flat_map(|p| {
+                let joined = root.filter(|r| !r.is_empty()).map(|r| format!("{r}/{p}"));
+                std::iter::once(p.to_string()).chain(joined)
+            })
+            .collect()
     }
 
     /// The version of the tool's file `event` reports, when the query carries
@@ -180,6 +205,7 @@ pub async fn post_hook(
     let context = match agent.takes_context(moment) {
         Some(Moment::SessionStart) => {
             let mode = Mode::for_source(source.as_deref());
+            let changed = query.changed_files();
             store(&state, project, event, &query).await?;
             let request = ContextRequest {
                 project_id: project.id,
@@ -189,6 +215,7 @@ pub async fn post_hook(
                 mode,
                 as_of: None,
                 branch: query.branch.as_deref(),
+                changed: &changed,
             };
             Some(context::build(&state, &request).await?.selection.markdown)
         }

@@ -45,3 +45,28 @@ pub async fn about(
     .fetch_all(pool)
     .await
 }
+
+/// At most `limit` `live` observations of the project that read or modified
+/// any of `paths` (the worktree's changed files), newest first; plans left
+/// out. Answered by the GIN index on the files (migration 0017).
+#[tracing::instrument(skip(pool, paths), fields(paths = paths.len()))]
+pub async fn of_files(
+    pool: &PgPool,
+    project_id: Uuid,
+    paths: &[String],
+    limit: i64,
+) -> sqlx::Result<Vec<ObservationItem>> {
+    sqlx::query_as(
+        "SELECT id, kind, title, subtitle, facts, narrative, files_read, files_modified, created_at, state
+         FROM observations o
+         WHERE o.project_id = $1 AND o.state = 'live' AND o.kind <> 'plan'
+           AND (o.files_read || o.files_modified) && $2::text[]
+         ORDER BY o.created_at DESC, o.id DESC
+         LIMIT $3",
+    )
+    .bind(project_id)
+    .bind(paths)
+    .bind(limit)
+    .fetch_all(pool)
+    .await
+}

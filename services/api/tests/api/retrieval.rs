@@ -517,74 +517,112 @@ async fn session_on(app: &TestApp, branch: &str) -> Uuid {
     id
 }
 
+/// An observation of `session` made by the database directly, `minutes_ago`.
+async fn observe(
+    app: &TestApp,
+    session: Uuid,
+    title: &str,
+    files_modified: &[&str],
+    minutes_ago: i32,
+) -> Uuid {
+    let id = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO observations (id, team_id, project_id, session_id, generation_key, kind, title, narrative,
+             files_modified, provider, model, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, 'test:' || $1, 'change', $5, 'Narrative of ' || $5, $6,
+                 'heuristic', 'none', now() - $7 * interval '1 minute', now())",
+    )
+    .bind(id)
+    .bind(app.team_id)
+    .bind(app.project_id)
+    .bind(session)
+    .bind(title)
+    .bind(files_modified)
+    .bind(minutes_ago)
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    id
+}
+
+/// The "In detail" part of the context a new Claude Code session gets with `query`.
+async fn detailed_at_start(app: &TestApp, session: &str, query: &str) -> String {
+    let res = app
+        .client
+        .post(format!("{}/v1/hooks/claude-code?{query}", app.base))
+        .bearer_auth(&app.ingest_token)
+        .json(&crate::helpers::cc(
+            session,
+            "SessionStart",
+            json!({ "source": "startup" }),
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let body: Value = res.json().await.unwrap();
+    let context = body["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    context
+        .split("## In detail")
+        .nth(1)
+        .unwrap_or_default()
+        .to_string()
+}
+
 #[tokio::test]
 async fn session_start_puts_the_branchs_earlier_work_first() {
     let app = spawn(false).await;
     let feature = session_on(&app, "feat/cache-eviction").await;
     let main = session_on(&app, "main").await;
-    let earlier = Uuid::now_v7();
-    sqlx::query(
-        "INSERT INTO observations (id, team_id, project_id, session_id, generation_key, kind, title, narrative,
-             provider, model, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, 'test:' || $1, 'decision', 'LRU eviction keyed by tenant',
-                 'Chose LRU with a per-tenant budget', 'heuristic', 'none', now() - interval '3 days', now())",
-    )
-    .bind(earlier)
-    .bind(app.team_id)
-    .bind(app.project_id)
-    .bind(feature)
-    .execute(&app.pool)
-    .await
-    .unwrap();
+    observe(&app, feature, "LRU eviction keyed by tenant", &[], 3 * 24 * 60).await;
     for i in 0..12 {
-        sqlx::query(
-            "INSERT INTO observations (id, team_id, project_id, session_id, generation_key, kind, title, narrative,
-                 provider, model, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, 'test:' || $1, 'change', 'Routine change ' || $5, 'Nothing to see',
-                     'heuristic', 'none', now() - $5 * interval '1 minute', now())",
-        )
-        .bind(Uuid::now_v7())
-        .bind(app.team_id)
-        .bind(app.project_id)
-        .bind(main)
-        .bind(i)
-        .execute(&app.pool)
-        .await
-        .unwrap();
+        observe(&app, main, &format!("Routine change {i}"), &[], i).await;
     }
-    let start = |branch: &'static str, session: &'static str| {
-        let app = &app;
-        async move {
-            let res = app
-                .client
-                .post(format!(
-                    "{}/v1/hooks/claude-code?branch={}",
-                    app.base,
-                    branch.replace('/', "%2F")
-                ))
-                .bearer_auth(&app.ingest_token)
-                .json(&crate::helpers::cc(
-                    session,
-                    "SessionStart",
-                    json!({ "source": "startup" }),
-                ))
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(res.status(), 200);
-            let body: Value = res.json().await.unwrap();
-            body["hookSpecificOutput"]["additionalContext"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string()
-        }
-    };
-    let on_feature = start("feat/cache-eviction", "branch-a").await;
-    let detail = on_feature.split("## In detail").nth(1).unwrap_or_default();
-    assert!(detail.contains("LRU eviction keyed by tenant"), "{on_feature}");
+    let on_feature = detailed_at_start(&app, "branch-a", "branch=feat%2Fcache-eviction").await;
+    assert!(
+        on_feature.contains("LRU eviction keyed by tenant"),
+        "{on_feature}"
+    );
     // On main nothing marks it: the newest work is detailed instead.
-    let on_main = start("main", "branch-b").await;
-    let detail = on_main.split("## In detail").nth(1).unwrap_or_default();
-    assert!(!detail.contains("LRU eviction keyed by tenant"), "{on_main}");
-    assert!(detail.contains("Routine change 0"), "{on_main}");
+    let on_main = detailed_at_start(&app, "branch-b", "branch=main").await;
+    assert!(!on_main.contains("LRU eviction keyed by tenant"), "{on_main}");
+    assert!(on_main.contains("Routine change 0"), "{on_main}");
+}
+
+#[tokio::test]
+async fn session_start_puts_memories_of_the_worktrees_changed_files_first() {
+    let app = spawn(false).await;
+    let main = session_on(&app, "main").await;
+    // Stored as the agent gave them: one absolute, one relative.
+    observe(
+        &app,
+        main,
+        "Eviction clock skew fixed",
+        &["/home/dev/app/src/cache/lru.rs"],
+        5 * 24 * 60,
+    )
+    .await;
+    observe(&app, main, "Pool size raised", &["src/db/pool.rs"], 4 * 24 * 60).await;
+    observe(&app, main, "Unrelated older note", &["docs/old.md"], 6 * 24 * 60).await;
+    for i in 0..12 {
+        observe(&app, main, &format!("Routine change {i}"), &["README.md"], i).await;
+    }
+    let with_changes = detailed_at_start(
+        &app,
+        "changed-a",
+        "branch=main&repoRoot=%2Fhome%2Fdev%2Fapp&changed=src%2Fcache%2Flru.rs%0Asrc%2Fdb%2Fpool.rs",
+    )
+    .await;
+    assert!(
+        with_changes.contains("Eviction clock skew fixed"),
+        "{with_changes}"
+    );
+    assert!(with_changes.contains("Pool size raised"), "{with_changes}");
+    assert!(!with_changes.contains("Unrelated older note"), "{with_changes}");
+    // Without them the newest work is detailed; blank and oversized lines are ignored.
+    let without = detailed_at_start(&app, "changed-b", "branch=main&changed=%0A%20").await;
+    assert!(!without.contains("Eviction clock skew fixed"), "{without}");
+    assert!(without.contains("Routine change 0"), "{without}");
 }
