@@ -20,7 +20,7 @@ async fn small_profile_holds_the_baseline() {
         (baseline.profile.as_str(), baseline.set.as_str()),
         ("small", "eval")
     );
-    let run = recall::run(&dir, Profile::Small, &[Set::Eval])
+    let run = recall::run(&dir, Profile::Small, &[Set::Eval], &[])
         .await
         .expect("the recall run");
     print!("{}", report::table(&run));

@@ -40,6 +40,11 @@ struct Args {
     /// The data directory (default: bench/recall of this repository).
     #[arg(long)]
     data: Option<PathBuf>,
+    /// Ask the questions again after this many newer memories in each
+    /// project (repeatable, ascending: `--scale 10000 --scale 100000`).
+    /// Needs the embedding model.
+    #[arg(long)]
+    scale: Vec<usize>,
 }
 
 #[tokio::main]
@@ -56,7 +61,7 @@ async fn main() -> anyhow::Result<()> {
     };
     let dir = args.data.unwrap_or_else(recall::data_dir);
     let started = std::time::Instant::now();
-    let report = recall::run(&dir, profile, &sets).await?;
+    let report = recall::run(&dir, profile, &sets, &args.scale).await?;
     print!("{}", report::table(&report));
     println!("elapsed {:.1} s", started.elapsed().as_secs_f64());
     if let Some(path) = &args.out {

@@ -10,6 +10,7 @@ pub mod replay;
 pub mod report;
 pub mod retention;
 pub mod retrieval;
+pub mod scale;
 pub mod store;
 pub mod variations;
 
@@ -67,7 +68,7 @@ pub fn load(dir: &Path, profile: Profile, sets: &[Set]) -> anyhow::Result<Datase
 }
 
 /// Replays `profile`'s sessions of `sets` and measures them.
-pub async fn run(dir: &Path, profile: Profile, sets: &[Set]) -> anyhow::Result<Report> {
+pub async fn run(dir: &Path, profile: Profile, sets: &[Set], scale: &[usize]) -> anyhow::Result<Report> {
     let data = load(dir, profile, sets)?;
     let mut replayed = replay::replay(&data).await.context("replaying the sessions")?;
     let unembedded = replayed.complete_vectors().await?;
@@ -99,17 +100,34 @@ pub async fn run(dir: &Path, profile: Profile, sets: &[Set]) -> anyhow::Result<R
             upkept.merged
         ));
     }
+    let set_reports = |ranks: &retrieval::Ranks| {
+        sets.iter()
+            .map(|&set| {
+                (
+                    set.as_str().to_string(),
+                    set_report(&data, set, &modes.list, &retained, ranks),
+                )
+            })
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let mut at_scale = Vec::new();
+    if !scale.is_empty() {
+        let mut newer = scale::Newer::new().await?;
+        for &n in scale {
+            newer.grow_to(&replayed, n).await?;
+            let ranks = retrieval::measure(&replayed, &data, &modes).await?;
+            at_scale.push(report::AtScale {
+                newer_per_project: n,
+                sets: set_reports(&ranks),
+            });
+        }
+    }
     let report = Report {
         profile: profile.as_str().into(),
         modes: modes.list.clone(),
         notes,
-        sets: sets
-            .iter()
-            .map(|&set| {
-                let r = set_report(&data, set, &modes.list, &retained, &ranks);
-                (set.as_str().to_string(), r)
-            })
-            .collect(),
+        sets: set_reports(&ranks),
+        at_scale,
     };
     replayed.finish().await?;
     Ok(report)

@@ -4,30 +4,8 @@
 
 use super::data::Piece;
 
-/// A small seeded generator (SplitMix64): no dependency, same output everywhere.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n.max(1) as u64) as usize
-    }
-
-    pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
+/// The corpus's seeded generator (SplitMix64): same output everywhere.
+pub use crate::corpus::Rng;
 
 /// FNV-1a of `text`: a stable seed from a name.
 pub fn seed(text: &str) -> u64 {
@@ -188,14 +166,14 @@ fn fill(template: &str, rng: &mut Rng) -> String {
         }
         chars.next();
         match key {
-            'w' => out.push_str(rng.pick(&WORDS)),
+            'w' => out.push_str(rng.pick::<&str>(&WORDS)),
             'W' => {
-                let w = rng.pick(&WORDS);
+                let w = *rng.pick(&WORDS);
                 out.push_str(&w[..1].to_uppercase());
                 out.push_str(&w[1..]);
             }
-            'v' => out.push_str(rng.pick(&VERBS)),
-            'd' => out.push_str(rng.pick(&DIRS)),
+            'v' => out.push_str(rng.pick::<&str>(&VERBS)),
+            'd' => out.push_str(rng.pick::<&str>(&DIRS)),
             'n' => out.push_str(&rng.below(1000).to_string()),
             _ => out.push_str(&format!(
                 "{:02}:{:02}:{:02}",

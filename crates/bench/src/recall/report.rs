@@ -78,6 +78,16 @@ pub struct Report {
     pub modes: Vec<String>,
     pub notes: Vec<String>,
     pub sets: BTreeMap<String, SetReport>,
+    /// The same questions after newer memories were added (`--scale`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub at_scale: Vec<AtScale>,
+}
+
+/// The figures after `newer_per_project` newer memories in every project.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct AtScale {
+    pub newer_per_project: usize,
+    pub sets: BTreeMap<String, SetReport>,
 }
 
 fn share(n: usize, of: usize) -> f64 {
@@ -241,6 +251,26 @@ pub fn table(report: &Report) -> String {
             "      moment of need (SessionStart + the question as prompt): reached {:.3}, precision {:.3}, {:.0} tokens/session\n",
             m.reached, m.precision, m.tokens_per_session
         ));
+    }
+    for step in &report.at_scale {
+        out.push_str(&format!(
+            "after {} newer memories in each project (recall@5 / MRR):\n",
+            step.newer_per_project
+        ));
+        for (set, r) in &step.sets {
+            let mut parts: Vec<String> = r
+                .search
+                .iter()
+                .map(|(m, x)| format!("{m} {:.3} / {:.3}", x.recall_at_5, x.mrr))
+                .collect();
+            parts.push(format!("session start {:.3}", r.session_start.recall_at_5));
+            parts.push(format!("prompt context {:.3}", r.prompt_context.recall_at_5));
+            parts.push(format!(
+                "moment of need {:.3} ({:.0} tokens)",
+                r.moment_of_need.reached, r.moment_of_need.tokens_per_session
+            ));
+            out.push_str(&format!("{set:<5} {}\n", parts.join(", ")));
+        }
     }
     out
 }
