@@ -184,3 +184,65 @@ async fn a_project_can_opt_out_of_file_memories() {
         json!({})
     );
 }
+
+/// Gemini CLI's hook before a tool cannot add context, its AfterTool can
+/// (docs/agents.md): a file's memories come with the result of reading it.
+#[tokio::test]
+async fn gemini_gets_a_files_memories_with_the_result_of_reading_it() {
+    let app = spawn_app().await;
+    remember(
+        &app,
+        app.project_id,
+        "parser rejects empty input",
+        &["src/parser.rs"],
+        "live",
+    )
+    .await;
+    let gemini = |event: &str, tool: &str, input: Value| {
+        json!({ "session_id": "g-file", "hook_event_name": event, "cwd": CWD,
+                "timestamp": "2026-11-27T04:00:00Z", "tool_name": tool, "tool_input": input,
+                "tool_response": { "llmContent": "fn parse() {}", "returnDisplay": "" } })
+    };
+    let post = |body: Value| {
+        let app = &app;
+        async move {
+            let (status, answer) = app.post("/v1/hooks/gemini", Some(&app.ingest_token), &body).await;
+            assert_eq!(status, 200, "{answer}");
+            answer
+        }
+    };
+    let read = gemini(
+        "AfterTool",
+        "read_file",
+        json!({ "absolute_path": format!("{CWD}/src/parser.rs") }),
+    );
+    let answer = post(read).await;
+    assert_eq!(
+        answer["hookSpecificOutput"]["hookEventName"], "AfterTool",
+        "{answer}"
+    );
+    assert!(
+        context_of(&answer).contains("parser rejects empty input"),
+        "{answer}"
+    );
+    // Before the tool, and after one that is not a read: nothing.
+    let before = gemini(
+        "BeforeTool",
+        "read_file",
+        json!({ "absolute_path": format!("{CWD}/src/parser.rs") }),
+    );
+    assert_eq!(post(before).await, json!({}));
+    let shell = gemini(
+        "AfterTool",
+        "run_shell_command",
+        json!({ "command": "cat src/parser.rs" }),
+    );
+    assert_eq!(post(shell).await, json!({}));
+    // A file nothing is known about: nothing.
+    let unknown = gemini(
+        "AfterTool",
+        "read_file",
+        json!({ "absolute_path": format!("{CWD}/src/new.rs") }),
+    );
+    assert_eq!(post(unknown).await, json!({}));
+}

@@ -115,10 +115,13 @@ fn tool_named(name: &str, input: Option<Value>) -> (Tool, Option<Value>) {
     }
 }
 
-/// `hookSpecificOutput.additionalContext` where Gemini CLI takes it.
+/// `hookSpecificOutput.additionalContext` where Gemini CLI takes it
+/// (SessionStart, BeforeAgent, and AfterTool: appended to the tool's result).
 pub fn answer(event: &str, context: Option<String>) -> Answer {
     match context {
-        Some(_) => claude_code::hook_specific_output(event, &["SessionStart", "BeforeAgent"], context),
+        Some(_) => {
+            claude_code::hook_specific_output(event, &["SessionStart", "BeforeAgent", "AfterTool"], context)
+        }
         None => json!({}),
     }
 }

@@ -94,9 +94,12 @@ impl HookAgent {
             // Windsurf has no session start: its rules file is refreshed at each prompt.
             (HookAgent::Windsurf, Moment::UserPrompt) => Some(Moment::SessionStart),
             (HookAgent::Windsurf, _) | (_, Moment::Other) => None,
-            // Only Claude Code takes context before a tool (COMPAT.md §1).
+            // Only Claude Code takes context before a tool (COMPAT.md §1);
+            // Gemini CLI takes it after one (AfterTool), so a file's
+            // memories reach it once the file is read, before any edit.
             (HookAgent::ClaudeCode, Moment::PreTool) => Some(Moment::PreTool),
-            (_, Moment::PreTool) => None,
+            (HookAgent::Gemini, Moment::FileRead) => Some(Moment::PreTool),
+            (_, Moment::PreTool | Moment::FileRead) => None,
             (_, moment) => Some(moment),
         }
     }
@@ -120,6 +123,9 @@ pub enum Moment {
     UserPrompt,
     /// Before a tool: memories about the file it reads or changes.
     PreTool,
+    /// After a file was read (an agent whose pre-tool hook cannot add
+    /// context, but whose post-tool hook can: Gemini CLI).
+    FileRead,
     Other,
 }
 

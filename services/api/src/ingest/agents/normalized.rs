@@ -133,9 +133,17 @@ impl Normalized {
             self.prompt.clone(),
             Value::Object(payload),
         );
+        let moment = match moment(self.kind) {
+            Moment::Other
+                if self.kind == EventKind::PostTool && event.tool_name.as_deref() == Some("Read") =>
+            {
+                Moment::FileRead
+            }
+            other => other,
+        };
         ParsedHook {
             event,
-            moment: moment(self.kind),
+            moment,
             agent_event: self.agent_event,
             source: self.source,
         }
