@@ -226,14 +226,14 @@ pub async fn apply_with(
     for param in writes.params {
         query = query.bind(param);
     }
-    let moved: Option<String> = query.fetch_optional(&mut *conn).await?;
+    let moved: Option<JobStatus> = query.fetch_optional(&mut *conn).await?;
     match moved {
         Some(status) => {
             count_transition(&from.join("|"), transition.to().as_str(), transition.name(), 1);
-            Ok(JobStatus::parse(&status).unwrap_or(transition.to()))
+            Ok(status)
         }
         None => {
-            let found: Option<String> =
+            let found: Option<JobStatus> =
                 sqlx::query_scalar("SELECT status FROM generation_jobs WHERE id = $1 AND project_id = $2")
                     .bind(job_id)
                     .bind(project_id)
@@ -242,7 +242,7 @@ pub async fn apply_with(
             Err(TransitionError::Refused {
                 job_id,
                 transition: transition.name(),
-                found: found.as_deref().and_then(JobStatus::parse),
+                found,
             })
         }
     }
@@ -362,7 +362,7 @@ pub async fn heartbeat(
 pub struct RescuedJob {
     pub id: Uuid,
     pub project_id: Uuid,
-    pub status: String,
+    pub status: JobStatus,
     pub previous_owner: String,
 }
 

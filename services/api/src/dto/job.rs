@@ -1,7 +1,7 @@
 //! The `generationJob` object: short on ingest answers, full on `/v1/jobs`.
 
 use cairn_shared::{
-    jobs::Transport,
+    jobs::{JobStatus, Transport},
     time::{opt_epoch_ms, to_epoch_ms},
 };
 use serde::Serialize;
@@ -33,7 +33,7 @@ impl JobSummaryDto {
     pub fn new(r: &JobRow, transport: Transport) -> Self {
         Self {
             id: r.id,
-            status: r.status.clone(),
+            status: r.status.as_str().to_string(),
             job_type: r.job_type.clone(),
             source_type: r.source_type.clone(),
             source_id: source_id(r),
@@ -86,8 +86,8 @@ impl From<JobRow> for JobDto {
             id: r.id,
             project_id: r.project_id,
             team_id: r.team_id,
-            next_attempt_at_epoch: (r.status == "queued").then(|| to_epoch_ms(r.next_attempt_at)),
-            status: r.status,
+            next_attempt_at_epoch: (r.status == JobStatus::Queued).then(|| to_epoch_ms(r.next_attempt_at)),
+            status: r.status.as_str().to_string(),
             job_type: r.job_type,
             source_type: r.source_type,
             agent_event_id: r.agent_event_id,

@@ -147,7 +147,7 @@ pub async fn retry_job(
 ) -> ApiResult<Json<RetryResponse>> {
     auth.require(Scope::Admin)?;
     let job = load(&state, &auth, id).await?;
-    if job.status == "queued" {
+    if job.status == JobStatus::Queued {
         return Ok(Json(RetryResponse {
             retried_count: job.retried_count,
             already_queued: true,
@@ -189,7 +189,7 @@ pub async fn cancel_job(
 ) -> ApiResult<Json<CancelResponse>> {
     auth.require(Scope::Admin)?;
     let job = load(&state, &auth, id).await?;
-    if job.status == "cancelled" {
+    if job.status == JobStatus::Cancelled {
         return Ok(Json(CancelResponse {
             already_cancelled: true,
             generation_job: job.into(),
@@ -245,7 +245,7 @@ async fn operate(state: &AppState, auth: &Auth, job: &JobRow, transition: Transi
         } else {
             "job.retry"
         },
-        serde_json::json!({ "from": job.status }),
+        serde_json::json!({ "from": job.status.as_str() }),
     )
     .await?;
     tx.commit().await?;

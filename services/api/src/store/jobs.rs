@@ -5,6 +5,8 @@ use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgExecutor, prelude::FromRow};
 use uuid::Uuid;
 
+use cairn_shared::jobs::JobStatus;
+
 use crate::auth::ProjectRef;
 
 #[derive(Clone, Debug, FromRow)]
@@ -17,7 +19,7 @@ pub struct JobRow {
     pub job_type: String,
     pub source_type: String,
     pub prompt_number: Option<i32>,
-    pub status: String,
+    pub status: JobStatus,
     pub attempts: i32,
     pub max_attempts: i32,
     pub retried_count: i32,
@@ -35,7 +37,7 @@ pub struct JobRow {
 impl JobRow {
     /// Runnable now, so worth a wake-up.
     pub fn is_due(&self) -> bool {
-        self.status == "queued" && self.next_attempt_at <= Utc::now()
+        self.status == JobStatus::Queued && self.next_attempt_at <= Utc::now()
     }
 }
 

@@ -56,7 +56,7 @@ pub async fn sweep(ctx: Arc<Context>, hints: mpsc::Sender<Hint>, shutdown: Cance
 async fn sweep_once(ctx: &Context, actor: &str, hints: &mpsc::Sender<Hint>) -> sqlx::Result<()> {
     let rescued = state_machine::rescue_expired(&ctx.pool, actor, Duration::ZERO, 100).await?;
     for job in &rescued {
-        tracing::warn!(job_id = %job.id, previous_owner = %job.previous_owner, status = %job.status,
+        tracing::warn!(job_id = %job.id, previous_owner = %job.previous_owner, status = job.status.as_str(),
             "rescued a job whose lease expired");
     }
     for id in state_machine::fail_exhausted(&ctx.pool, actor, 100).await? {

@@ -273,7 +273,7 @@ async fn an_expired_lease_with_no_attempts_left_fails() {
     let rescued = state_machine::rescue_expired(&app.pool, "rescuer", Duration::ZERO, 10)
         .await
         .unwrap();
-    assert_eq!(rescued[0].status, "failed");
+    assert_eq!(rescued[0].status, JobStatus::Failed);
     let error: String = sqlx::query_scalar("SELECT last_error FROM generation_jobs WHERE id = $1")
         .bind(rescued[0].id)
         .fetch_one(&app.pool)
