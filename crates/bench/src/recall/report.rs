@@ -51,6 +51,10 @@ pub struct MomentOfNeed {
     pub precision: f64,
     /// Mean tokens injected per session (SessionStart and the prompt).
     pub tokens_per_session: f64,
+    /// Share of unrelated prompts (`retrieval::UNRELATED_PROMPTS`, asked in
+    /// each project) that got memory injected: each one is a false injection.
+    #[serde(default)]
+    pub unrelated_injected: f64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -186,7 +190,14 @@ pub fn set_report(
                 })
                 .collect();
             let items: usize = moments.iter().map(|m| m.items).sum();
+            let projects: std::collections::BTreeSet<&str> =
+                sessions.iter().map(|s| s.project.as_str()).collect();
+            let (asked, injected) = projects
+                .iter()
+                .filter_map(|p| ranks.unrelated.get(*p))
+                .fold((0, 0), |(a, i), (x, y)| (a + x, i + y));
             MomentOfNeed {
+                unrelated_injected: share(injected, asked),
                 reached: share(moments.iter().filter(|m| m.reached).count(), moments.len()),
                 precision: share(moments.iter().map(|m| m.relevant).sum(), items),
                 tokens_per_session: if moments.is_empty() {
@@ -248,8 +259,8 @@ pub fn table(report: &Report) -> String {
         ));
         let m = &r.moment_of_need;
         out.push_str(&format!(
-            "      moment of need (SessionStart + the question as prompt): reached {:.3}, precision {:.3}, {:.0} tokens/session\n",
-            m.reached, m.precision, m.tokens_per_session
+            "      moment of need (SessionStart + the question as prompt): reached {:.3}, precision {:.3}, {:.0} tokens/session; unrelated prompts injected {:.3}\n",
+            m.reached, m.precision, m.tokens_per_session, m.unrelated_injected
         ));
     }
     for step in &report.at_scale {

@@ -26,7 +26,25 @@ pub struct Ranks {
     pub prompt_context: HashMap<(String, usize), Option<usize>>,
     /// (fact id, question) → what the later session was given in all.
     pub moment: HashMap<(String, usize), Moment>,
+    /// Project slug → (unrelated prompts asked, how many got memory injected).
+    pub unrelated: HashMap<String, (usize, usize)>,
 }
+
+/// Prompts no project of the data is about: each should inject nothing.
+pub const UNRELATED_PROMPTS: [&str; 12] = [
+    "write a haiku about autumn leaves",
+    "what is the capital of France",
+    "explain how binary search works",
+    "translate good morning into Spanish",
+    "suggest a name for a grey cat",
+    "summarise the plot of Hamlet in two sentences",
+    "convert 72 Fahrenheit to Celsius",
+    "how many days are there in a leap year",
+    "recommend a book about sailing",
+    "what is the time complexity of quicksort",
+    "write a limerick about a lighthouse",
+    "give me a recipe for pancakes",
+];
 
 /// The moment of need: a later session starts (SessionStart) and its first
 /// prompt is the question (UserPromptSubmit). What reached the agent.
@@ -154,6 +172,28 @@ pub async fn measure(replayed: &Replayed, data: &Dataset, modes: &Modes) -> anyh
                 ranks.prompt_context.insert(key, in_prompt);
             }
         }
+    }
+    for project in &data.projects {
+        let mut injected_for = 0;
+        for (i, prompt) in UNRELATED_PROMPTS.iter().enumerate() {
+            let body = json!({ "session_id": format!("recall-unrelated-{}-{i}", project.slug),
+                "hook_event_name": "UserPromptSubmit", "prompt": prompt, "cwd": project.cwd,
+                "transcript_path": "/home/dev/.claude/projects/unrelated.jsonl" });
+            let answer = replayed.post_hook(&project.slug, &body, None).await?;
+            let markdown = injected(&answer);
+            if !markdown.is_empty() {
+                injected_for += 1;
+                let first = items(&markdown).into_iter().next().unwrap_or_default();
+                eprintln!(
+                    "unrelated prompt injected memory in {}: {prompt:?} -> {}",
+                    project.slug,
+                    first.chars().take(120).collect::<String>().replace('\n', " ")
+                );
+            }
+        }
+        ranks
+            .unrelated
+            .insert(project.slug.clone(), (UNRELATED_PROMPTS.len(), injected_for));
     }
     Ok(ranks)
 }
