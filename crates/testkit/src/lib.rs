@@ -29,6 +29,18 @@ impl Drop for TestApp {
     }
 }
 
+/// The local embedding model's directory; fails the test when it is
+/// missing (`scripts/fetch-model.sh` fetches it).
+pub fn model_dir() -> std::path::PathBuf {
+    let dir = cairn_embed::model_dir();
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "no embedding model in {} (run scripts/fetch-model.sh)",
+        dir.display()
+    );
+    dir
+}
+
 pub fn admin_url() -> String {
     std::env::var("CAIRN_TEST_DATABASE_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())

@@ -46,11 +46,7 @@ pub fn data_dir() -> PathBuf {
 
 /// The model files `scripts/fetch-model.sh` puts in place, if present.
 pub fn model_files_present() -> bool {
-    std::env::var("HOME").is_ok_and(|home| {
-        Path::new(&home)
-            .join(".cache/cairn/models/all-minilm-l6-v2/model.safetensors")
-            .exists()
-    })
+    cairn_embed::model_dir().join("model.safetensors").exists()
 }
 
 /// The data set of `profile`, restricted to `sets`, validated.

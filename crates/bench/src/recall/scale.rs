@@ -34,12 +34,7 @@ pub struct Newer {
 impl Newer {
     /// Embeds the title sentences with the local model (the scale variant needs it).
     pub async fn new() -> anyhow::Result<Self> {
-        let dir = std::env::var("CAIRN_EMBED_MODEL_DIR")
-            .map(std::path::PathBuf::from)
-            .or_else(|_| {
-                std::env::var("HOME")
-                    .map(|h| std::path::Path::new(&h).join(".cache/cairn/models/all-minilm-l6-v2"))
-            })?;
+        let dir = cairn_embed::model_dir();
         let embedder = Embedder::local(&dir).context("the scale variant embeds its corpus's titles")?;
         let vocab = Vocab::new();
         let titles = vocab.pool_texts(TITLES);

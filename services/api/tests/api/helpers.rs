@@ -5,17 +5,6 @@ pub use cairn_testkit::*;
 use serde_json::Value;
 use uuid::Uuid;
 
-/// The local embedding model's directory; fails the test when it is missing.
-pub fn model_dir() -> std::path::PathBuf {
-    let dir = cairn_embed::model_dir();
-    assert!(
-        dir.join("model.safetensors").is_file(),
-        "no embedding model in {} (run scripts/fetch-model.sh)",
-        dir.display()
-    );
-    dir
-}
-
 /// `GET /v1/search` with the ingest token (a project token with `read`); asserts 200.
 pub async fn search(app: &TestApp, params: &str) -> Value {
     let (status, body) = app

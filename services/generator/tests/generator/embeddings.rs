@@ -3,24 +3,12 @@
 //! endpoint never fails a job (the rows are written without vectors), and
 //! the backfill adds the missing vectors later.
 
-use std::path::PathBuf;
-
 use cairn_embed::Embedder;
 use cairn_generator::embed::{backfill_batch, observation_text, summary_text};
-use cairn_testkit::{TestApp, spawn_app};
+use cairn_testkit::{TestApp, model_dir, spawn_app};
 use wiremock::{Mock, MockServer, ResponseTemplate, matchers::method};
 
 use super::support::{MINUTE, post_turn, rows, start, wait_count};
-
-fn model_dir() -> PathBuf {
-    let dir = cairn_embed::model_dir();
-    assert!(
-        dir.join("model.safetensors").is_file(),
-        "no embedding model in {} (run scripts/fetch-model.sh)",
-        dir.display()
-    );
-    dir
-}
 
 fn completed(app: &TestApp) -> String {
     format!(
