@@ -1,5 +1,5 @@
 //! Code shared by Cairn's processes: configuration, database access and
-//! migrations, the token format, job types and wake-ups, and privacy filters.
+//! migrations, the token format, job types and their state machine, and privacy filters.
 
 pub mod auth;
 pub mod bootstrap;
@@ -9,7 +9,6 @@ pub mod db;
 pub mod jobs;
 pub mod paths;
 pub use cairn_privacy as privacy;
-pub mod redis_conn;
 pub mod tenancy;
 pub mod time;
 pub mod tokens;

@@ -1,8 +1,9 @@
 //! The Prometheus recorder (one per process) and the small listener that
 //! serves it at `/metrics` on `CAIRN_METRICS_ADDR`.
 
-use std::{net::SocketAddr, sync::OnceLock};
+use std::sync::OnceLock;
 
+#[cfg(feature = "serve")]
 use axum::{Router, routing::get};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
@@ -29,6 +30,7 @@ pub fn handle() -> PrometheusHandle {
         .clone()
 }
 
+#[cfg(feature = "serve")]
 /// The `/metrics` route alone, for a separate listener or to merge elsewhere.
 pub fn router() -> Router {
     let handle = handle();
@@ -44,8 +46,9 @@ pub fn router() -> Router {
     )
 }
 
+#[cfg(feature = "serve")]
 /// Binds `addr` and serves `/metrics` in the background; returns the bound address.
-pub async fn serve(addr: SocketAddr) -> std::io::Result<SocketAddr> {
+pub async fn serve(addr: std::net::SocketAddr) -> std::io::Result<std::net::SocketAddr> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
     tokio::spawn(async move {

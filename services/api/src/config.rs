@@ -35,7 +35,7 @@ pub struct ApiConfig {
     pub embed: cairn_embed::EmbedConfig,
     /// `CAIRN_PROVIDER` and its settings, as the generator reads them: the
     /// model that answers `POST /v1/ask` (the heuristic: the memories themselves).
-    pub provider: cairn_generator::provider::ProviderConfig,
+    pub provider: cairn_core::generation::provider::ProviderConfig,
     /// An ask answers with the memories themselves rather than wait for the
     /// model longer than this (`CAIRN_ASK_DEADLINE_MS`).
     pub ask_deadline: Duration,
@@ -167,7 +167,7 @@ impl ApiConfig {
             prompt_context_deadline: millis(env, "CAIRN_PROMPT_CONTEXT_DEADLINE_MS", 150)?,
             file_memories_deadline: millis(env, "CAIRN_FILE_MEMORIES_DEADLINE_MS", 100)?,
             embed: cairn_embed::EmbedConfig::from_lookup(|k| env.get(k)),
-            provider: cairn_generator::provider::ProviderConfig::from_env(env)?,
+            provider: cairn_core::generation::provider::ProviderConfig::from_env(env)?,
             ask_deadline: millis(env, "CAIRN_ASK_DEADLINE_MS", 20_000)?,
             index_max_bytes: parsed(env, "CAIRN_INDEX_MAX_BYTES", 4usize << 30)?,
             index_poll: millis(env, "CAIRN_INDEX_POLL_MS", 500)?,

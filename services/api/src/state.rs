@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use cairn_shared::{auth::TokenSigner, jobs::WakeupPublisher, privacy::PrivacyFilter};
+use cairn_shared::{auth::TokenSigner, privacy::PrivacyFilter};
+use cairn_wakeup::WakeupPublisher;
 use sqlx::PgPool;
 
 use crate::{auth::TokenCache, config::ApiConfig, middleware::rate_limit::RateLimiter};
@@ -24,7 +25,7 @@ pub struct Inner {
     /// Live notices: the process's Redis subscription and its per-project fan-out.
     pub live: crate::live::Hub,
     /// The model that answers asks (`crate::ask`).
-    pub ask_provider: Arc<dyn cairn_generator::provider::Provider>,
+    pub ask_provider: Arc<dyn cairn_core::generation::provider::Provider>,
     /// The retrieval engine every path that finds memory asks.
     pub retrieval: Arc<cairn_retrieval::Engine>,
     /// The index's follower, stopped with the state.
@@ -57,7 +58,7 @@ impl AppState {
         let rate_limiter = RateLimiter::new(&config.rate_limits);
         let embedder = cairn_embed::Embedder::from_config(&config.embed);
         let live = crate::live::Hub::start(&config.store.redis_url, config.limits.wakeup_timeout)?;
-        let ask_provider = cairn_generator::provider::build_provider(&config.provider)?;
+        let ask_provider = cairn_core::generation::provider::build_provider(&config.provider)?;
         let retrieval = cairn_retrieval::Engine::new(
             pool.clone(),
             cairn_retrieval::Config {

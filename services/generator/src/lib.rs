@@ -1,20 +1,15 @@
-//! `cairn-generator`: workers that claim generation jobs through the state
-//! machine, build a prompt from the job's events, ask a provider, parse its
-//! answer and write observations and summaries back.
-//!
-//! The path of one job: `worker` (claim, heartbeat, finish) → `job::load`
-//! (the job's material) → `prompt` → `provider` → `parse` → `job::write`
-//! (rows and `processing → completed` in one transaction) → `publish`.
+//! `cairn-generator`: the worker process over `cairn-core`'s generation.
+//! Workers claim generation jobs through the state machine (`worker`: claim,
+//! heartbeat, finish, the sweeper and the Redis wake-ups), hand each to
+//! `cairn_core::generation::job` (load → prompt → provider → parse → write),
+//! and publish live notices on Redis (`publish`).
 
-pub mod budget;
 pub mod config;
-pub mod embed;
-pub mod job;
-pub mod material;
-pub mod parse;
-pub mod prompt;
-pub mod provider;
 pub mod publish;
-pub mod retry;
-pub mod upkeep;
 pub mod worker;
+
+// What the worker runs, under the names it had before it became the library's.
+pub use cairn_core::{
+    generation::{budget, embed, job, material, parse, prompt, provider, retry},
+    upkeep,
+};

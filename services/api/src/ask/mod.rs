@@ -12,7 +12,7 @@ pub mod prompt;
 
 use std::time::{Duration, Instant};
 
-use cairn_generator::{
+use cairn_core::generation::{
     material::Material,
     provider::{Provider, Request},
 };

@@ -1,9 +1,10 @@
 //! The `generationJob` object: short on ingest answers, full on `/v1/jobs`.
 
 use cairn_shared::{
-    jobs::{JobStatus, Transport},
+    jobs::JobStatus,
     time::{opt_epoch_ms, to_epoch_ms},
 };
+use cairn_wakeup::Transport;
 use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;

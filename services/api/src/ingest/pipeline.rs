@@ -3,7 +3,7 @@
 //! everything they touched and answer with the event first stored, carrying
 //! the body the caller sent: an ingest token learns no one else's payload.
 
-use cairn_shared::jobs::Transport;
+use cairn_wakeup::Transport;
 use sqlx::{Connection, PgConnection};
 use uuid::Uuid;
 

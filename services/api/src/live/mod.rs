@@ -65,7 +65,7 @@ impl Hub {
     /// The hub, and (inside a Tokio runtime) its Redis subscriber, which
     /// reconnects with backoff and ends when the hub is dropped.
     pub fn start(redis_url: &str, timeout: Duration) -> anyhow::Result<Self> {
-        let publisher = cairn_shared::redis_conn::lazy_connection(redis_url, timeout).ok();
+        let publisher = cairn_wakeup::redis_conn::lazy_connection(redis_url, timeout).ok();
         let hub = Self::without_redis(publisher, timeout);
         if tokio::runtime::Handle::try_current().is_ok() {
             let client = redis::Client::open(redis_url)?;

@@ -92,7 +92,7 @@ pub async fn create_memory(
     // written without, and the backfill embeds it later.
     let vector = match &state.embedder {
         Some(embedder) => {
-            let text = cairn_generator::embed::observation_text(&title, "", &[], &content);
+            let text = cairn_core::generation::embed::observation_text(&title, "", &[], &content);
             match embedder.embed_one(&text).await {
                 Ok(v) => Some((embedder.model(), v)),
                 Err(e) => {
@@ -118,8 +118,8 @@ pub async fn create_memory(
     )
     .await?;
     if let Some((model, vector)) = &vector {
-        let target = cairn_generator::embed::Target::Observation(row.id);
-        cairn_generator::embed::store(&mut tx, row.project_id, target, model, vector).await?;
+        let target = cairn_core::generation::embed::Target::Observation(row.id);
+        cairn_core::generation::embed::store(&mut tx, row.project_id, target, model, vector).await?;
     }
     tx.commit().await?;
     Ok((StatusCode::CREATED, Json(MemoryResponse { memory: row.into() })))

@@ -1,7 +1,8 @@
 //! claude-mem's session routes: start (idempotent on the agent's ids), read, end.
 
 use axum::{extract::State, http::StatusCode};
-use cairn_shared::{auth::Scope, jobs::Transport};
+use cairn_shared::auth::Scope;
+use cairn_wakeup::Transport;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;

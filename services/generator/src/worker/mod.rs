@@ -21,20 +21,25 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
-use crate::{
-    config::GeneratorConfig,
+use cairn_core::generation::{
+    Generator, Settings,
     provider::{Provider, build_provider},
-    publish::LivePublisher,
 };
 
-/// What every worker shares.
+use crate::{config::GeneratorConfig, publish::LivePublisher};
+
+/// What every worker shares: the library's generator (pool, provider,
+/// embedder, notices) and this process's configuration.
 pub struct Context {
-    pub pool: PgPool,
-    pub provider: Arc<dyn Provider>,
-    pub live: LivePublisher,
+    pub generator: Generator,
     pub config: GeneratorConfig,
-    /// Embeds what jobs write; `None` when embeddings are off or the model is missing.
-    pub embedder: Option<cairn_embed::Embedder>,
+}
+
+impl std::ops::Deref for Context {
+    type Target = Generator;
+    fn deref(&self) -> &Generator {
+        &self.generator
+    }
 }
 
 /// Why a worker should look for work now.
@@ -69,7 +74,7 @@ pub async fn run_with(
     if !wait_for_schema(&pool, &shutdown).await? {
         return Ok(());
     }
-    let provider = crate::budget::guard(provider, pool.clone());
+    let provider = cairn_core::generation::budget::guard(provider, pool.clone());
     tracing::info!(
         provider = provider.name(),
         model = provider.model(),
@@ -80,19 +85,26 @@ pub async fn run_with(
     let live = LivePublisher::new(&config.store.redis_url, Duration::from_millis(500))?;
     let embedder = cairn_embed::Embedder::from_config(&config.embed);
     if let Some(embedder) = &embedder {
-        tokio::spawn(crate::embed::backfill(
+        tokio::spawn(cairn_core::generation::embed::backfill(
             pool.clone(),
             embedder.clone(),
             shutdown.clone(),
         ));
     }
-    let ctx = Arc::new(Context {
+    let settings = Settings {
+        budget: config.budget,
+        retry: config.retry,
+        max_output_tokens: config.provider.max_output_tokens(),
+        lease: config.lease,
+    };
+    let generator = Generator {
         pool,
         provider,
-        live,
-        config,
         embedder,
-    });
+        settings,
+        notices: Arc::new(live),
+    };
+    let ctx = Arc::new(Context { generator, config });
 
     let (hint_tx, hint_rx) = mpsc::channel(ctx.config.workers * 4);
     let hints: Hints = Arc::new(Mutex::new(hint_rx));
@@ -154,7 +166,10 @@ where
                 match e.try_into_panic() {
                     Ok(panic) => (
                         id,
-                        format!("panicked: {}", crate::job::panic_message(panic.as_ref())),
+                        format!(
+                            "panicked: {}",
+                            cairn_core::generation::job::panic_message(panic.as_ref())
+                        ),
                     ),
                     Err(e) => (id, e.to_string()),
                 }

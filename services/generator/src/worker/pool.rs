@@ -11,7 +11,7 @@ use cairn_shared::jobs::state_machine::{self, ClaimTarget, ClaimedJob, Transitio
 use tokio_util::sync::CancellationToken;
 
 use super::{Context, Hint, Hints, heartbeat};
-use crate::job::{self, Finished};
+use cairn_core::generation::job::{self, Finished};
 
 pub async fn work(
     ctx: Arc<Context>,

@@ -3,7 +3,7 @@
 //! with no attempts left, and wakes idle workers when due jobs are waiting — jobs whose wake-up was lost (Redis
 //! down or flushed) and jobs whose `next_attempt_at` has come. Every
 //! `CAIRN_IDLE_CHECK_MS` it also ends sessions left idle (`idle_sessions`),
-//! and every `CAIRN_UPKEEP_MS` it consolidates and archives memories (`crate::upkeep`).
+//! and every `CAIRN_UPKEEP_MS` it consolidates and archives memories (`cairn_core::upkeep`).
 
 use std::{sync::Arc, time::Duration};
 
@@ -41,7 +41,7 @@ pub async fn sweep(ctx: Arc<Context>, hints: mpsc::Sender<Hint>, shutdown: Cance
         }
         if upkept.is_none_or(|at| at.elapsed() >= ctx.config.upkeep) {
             upkept = Some(std::time::Instant::now());
-            match crate::upkeep::run(&ctx.pool, &actor, UPKEEP_ROUNDS).await {
+            match cairn_core::upkeep::run(&ctx.pool, &actor, UPKEEP_ROUNDS).await {
                 Ok(pass) if pass.merged + pass.archived > 0 => tracing::info!(?pass, "memory upkeep"),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "memory upkeep failed"),

@@ -7,10 +7,7 @@ use std::{sync::Arc, time::Duration};
 
 use apalis::prelude::{BoxDynError, Data, WorkerBuilder};
 use apalis_redis::RedisStorage;
-use cairn_shared::{
-    jobs::{JobWakeup, wakeup_config},
-    redis_conn::lazy_connection,
-};
+use cairn_wakeup::{JobWakeup, redis_conn::lazy_connection, wakeup_config};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 

@@ -1,0 +1,267 @@
+//! Embeddings of what a job writes, and of what was written without one.
+//!
+//! `for_parsed` embeds a job's observations or summary before the
+//! completion statement (the model never holds a transaction open), which
+//! writes each vector beside its row (`job::write`); `store` writes one
+//! vector for `backfill`. A failure to
+//! embed never fails a job: the rows are written without vectors (logged),
+//! and `backfill` embeds rows without a vector later, in bounded batches.
+
+use cairn_embed::Embedder;
+use cairn_shared::jobs::JobType;
+use sqlx::{PgConnection, PgPool, prelude::FromRow};
+use uuid::Uuid;
+
+use crate::generation::parse::{Parsed, ParsedObservation, ParsedSummary};
+
+/// The vectors of one job's rows, by position; `None` where there is none.
+#[derive(Clone, Debug, Default)]
+pub struct Vectors {
+    pub model: String,
+    pub observations: Vec<Option<Vec<f32>>>,
+    pub summary: Option<Vec<f32>>,
+}
+
+impl Vectors {
+    pub fn observation(&self, position: usize) -> Option<&[f32]> {
+        self.observations.get(position).and_then(|v| v.as_deref())
+    }
+}
+
+/// The text an observation is embedded from: its title, subtitle, facts and narrative.
+pub fn observation_text(title: &str, subtitle: &str, facts: &[String], narrative: &str) -> String {
+    let mut parts = vec![title, subtitle];
+    parts.extend(facts.iter().map(String::as_str));
+    parts.push(narrative);
+    join(&parts)
+}
+
+/// The text a summary is embedded from: what was asked, learned, done and left to do.
+pub fn summary_text(
+    request: &str,
+    investigated: &str,
+    learned: &str,
+    completed: &str,
+    next_steps: &str,
+) -> String {
+    join(&[request, investigated, learned, completed, next_steps])
+}
+
+fn join(parts: &[&str]) -> String {
+    parts
+        .iter()
+        .map(|p| p.trim())
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn of_observation(o: &ParsedObservation) -> String {
+    observation_text(&o.title, &o.subtitle, &o.facts, &o.narrative)
+}
+
+fn of_summary(s: &ParsedSummary) -> String {
+    summary_text(
+        &s.request,
+        &s.investigated,
+        &s.learned,
+        &s.completed,
+        &s.next_steps,
+    )
+}
+
+/// The vectors of what `parsed` will write (its observations, and its
+/// summary, whichever the job type writes); empty without an embedder or on
+/// an error (logged: the job goes on without them).
+pub async fn for_parsed(
+    embedder: Option<&Embedder>,
+    job_id: Uuid,
+    job_type: JobType,
+    parsed: &Parsed,
+) -> Vectors {
+    let Some(embedder) = embedder else {
+        return Vectors::default();
+    };
+    let observations = match job_type {
+        JobType::Observations => parsed.observations.as_slice(),
+        JobType::TurnSummary | JobType::SessionSummary => &[],
+    };
+    let mut texts: Vec<String> = observations.iter().map(of_observation).collect();
+    texts.extend(parsed.summary.iter().map(of_summary));
+    if texts.is_empty() {
+        return Vectors::default();
+    }
+    let started = std::time::Instant::now();
+    match embedder.embed(texts).await {
+        Ok(mut vectors) => {
+            tracing::debug!(%job_id, count = vectors.len(), ms = started.elapsed().as_millis() as u64, "embedded");
+            let summary = parsed.summary.as_ref().and_then(|_| vectors.pop());
+            Vectors {
+                model: embedder.model().to_string(),
+                observations: vectors.into_iter().map(Some).collect(),
+                summary,
+            }
+        }
+        Err(e) => {
+            tracing::warn!(%job_id, error = %e, "not embedded: the rows are written without vectors (backfill adds them)");
+            Vectors::default()
+        }
+    }
+}
+
+/// Which row a vector belongs to.
+#[derive(Clone, Copy, Debug)]
+pub enum Target {
+    Observation(Uuid),
+    Summary(Uuid),
+}
+
+/// Writes `vector` for `target` (replacing one of another model).
+#[tracing::instrument(skip(conn, vector), err)]
+pub async fn store(
+    conn: &mut PgConnection,
+    project_id: Uuid,
+    target: Target,
+    model: &str,
+    vector: &[f32],
+) -> sqlx::Result<()> {
+    let sql = match target {
+        Target::Observation(_) => {
+            "INSERT INTO observation_embeddings (observation_id, project_id, model, dims, embedding)
+             VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (observation_id) DO UPDATE
+             SET model = EXCLUDED.model, dims = EXCLUDED.dims, embedding = EXCLUDED.embedding, created_at = now()"
+        }
+        Target::Summary(_) => {
+            "INSERT INTO summary_embeddings (summary_id, project_id, model, dims, embedding)
+             VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (summary_id) DO UPDATE
+             SET model = EXCLUDED.model, dims = EXCLUDED.dims, embedding = EXCLUDED.embedding, created_at = now()"
+        }
+    };
+    let id = match target {
+        Target::Observation(id) | Target::Summary(id) => id,
+    };
+    sqlx::query(sql)
+        .bind(id)
+        .bind(project_id)
+        .bind(model)
+        .bind(vector.len() as i32)
+        .bind(vector)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Rows embedded per backfill batch.
+pub const BACKFILL_BATCH: i64 = 64;
+
+#[derive(FromRow)]
+struct Missing {
+    id: Uuid,
+    project_id: Uuid,
+    text: String,
+}
+
+/// Embeds up to `BACKFILL_BATCH` observations and as many summaries that
+/// have no vector of the embedder's model (newest first); returns how many
+/// were written. Call until it returns 0.
+#[tracing::instrument(skip_all, err)]
+pub async fn backfill_batch(pool: &PgPool, embedder: &Embedder) -> anyhow::Result<usize> {
+    let model = embedder.model();
+    let observations: Vec<Missing> = sqlx::query_as(
+        "SELECT o.id, o.project_id,
+                concat_ws(E'\\n', nullif(btrim(o.title), ''), nullif(btrim(o.subtitle), ''),
+                          nullif(array_to_string(o.facts, E'\\n'), ''), nullif(btrim(o.narrative), ''),
+                          nullif(btrim(o.content), '')) AS text
+         FROM observations o
+         WHERE NOT EXISTS (SELECT 1 FROM observation_embeddings e
+                           WHERE e.observation_id = o.id AND e.model = $1)
+         ORDER BY o.created_at DESC LIMIT $2",
+    )
+    .bind(model)
+    .bind(BACKFILL_BATCH)
+    .fetch_all(pool)
+    .await?;
+    let summaries: Vec<Missing> = sqlx::query_as(
+        "SELECT s.id, s.project_id,
+                concat_ws(E'\\n', nullif(btrim(s.request), ''), nullif(btrim(s.investigated), ''),
+                          nullif(btrim(s.learned), ''), nullif(btrim(s.completed), ''),
+                          nullif(btrim(s.next_steps), '')) AS text
+         FROM summaries s
+         WHERE NOT EXISTS (SELECT 1 FROM summary_embeddings e
+                           WHERE e.summary_id = s.id AND e.model = $1)
+         ORDER BY s.created_at DESC LIMIT $2",
+    )
+    .bind(model)
+    .bind(BACKFILL_BATCH)
+    .fetch_all(pool)
+    .await?;
+    let mut written = 0;
+    for (rows, summary) in [(observations, false), (summaries, true)] {
+        if rows.is_empty() {
+            continue;
+        }
+        let vectors = embedder
+            .embed(rows.iter().map(|r| r.text.clone()).collect())
+            .await?;
+        let mut tx = pool.begin().await?;
+        for (row, vector) in rows.iter().zip(&vectors) {
+            let target = if summary {
+                Target::Summary(row.id)
+            } else {
+                Target::Observation(row.id)
+            };
+            // A row deleted meanwhile fails its foreign key: skip it, keep the rest.
+            sqlx::query("SAVEPOINT one").execute(&mut *tx).await?;
+            match store(&mut tx, row.project_id, target, model, vector).await {
+                Ok(()) => written += 1,
+                Err(_) => {
+                    sqlx::query("ROLLBACK TO SAVEPOINT one").execute(&mut *tx).await?;
+                }
+            }
+        }
+        tx.commit().await?;
+    }
+    Ok(written)
+}
+
+/// Pause between backfill passes: rows written without a vector (a failed
+/// embedding, a memory saved through the API) get one within about this long.
+pub const BACKFILL_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Backfills in passes until `shutdown`: each pass embeds batches until
+/// nothing is missing, with a pause between batches so jobs keep the CPU,
+/// then waits `BACKFILL_INTERVAL`. An error is logged and ends the pass.
+pub async fn backfill(pool: PgPool, embedder: Embedder, shutdown: tokio_util::sync::CancellationToken) {
+    loop {
+        let mut total = 0;
+        loop {
+            match backfill_batch(&pool, &embedder).await {
+                Ok(0) => break,
+                Ok(n) => total += n,
+                Err(e) => {
+                    tracing::warn!(error = %e, "embedding backfill pass stopped");
+                    break;
+                }
+            }
+            if !pause(&shutdown, std::time::Duration::from_millis(200)).await {
+                return;
+            }
+        }
+        if total > 0 {
+            tracing::info!(rows = total, "embedding backfill: vectors written");
+        }
+        if !pause(&shutdown, BACKFILL_INTERVAL).await {
+            return;
+        }
+    }
+}
+
+/// Sleeps `d`; false when `shutdown` came first.
+async fn pause(shutdown: &tokio_util::sync::CancellationToken, d: std::time::Duration) -> bool {
+    tokio::select! {
+        _ = shutdown.cancelled() => false,
+        _ = tokio::time::sleep(d) => true,
+    }
+}

@@ -1,0 +1,283 @@
+//! What a run of events amounts to: prompts, tools used, files read and
+//! modified, commands and their failures, errors, the last message. Built once
+//! from the payload accessors; read by the summary prompts and by the
+//! heuristic provider.
+
+use std::collections::BTreeMap;
+
+use super::payload::{self, ToolKind};
+use crate::generation::material::EventRecord;
+
+/// Most distinct error lines kept per digest.
+pub(crate) const MAX_ERRORS: usize = 10;
+
+/// One command run, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Command {
+    /// The command as run, trimmed.
+    pub text: String,
+    pub failed: bool,
+}
+
+/// How the runs of one command went, judged by its last run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Never failed.
+    Passed,
+    /// The last run failed.
+    Failed,
+    /// The last run passed after an earlier one failed.
+    Fixed,
+}
+
+/// The facts of a run of events (a turn, or a whole session).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Digest {
+    /// The turn number of the first numbered event.
+    pub prompt_number: Option<i32>,
+    /// The user's prompts, in order.
+    pub prompts: Vec<String>,
+    /// How many outcomes each tool reported.
+    pub tool_counts: BTreeMap<String, usize>,
+    /// Tool outcomes seen (`PostToolUse`, `PostToolUseFailure`, …).
+    pub tool_events: usize,
+    /// Paths read or searched, first seen first, without repeats.
+    pub files_read: Vec<String>,
+    /// Paths written, first seen first, without repeats.
+    pub files_modified: Vec<String>,
+    pub commands: Vec<Command>,
+    /// The first line of each distinct error, at most [`MAX_ERRORS`].
+    pub errors: Vec<String>,
+    /// The agent's last message (from the last `Stop`).
+    pub last_message: Option<String>,
+}
+
+impl Digest {
+    /// Digests `events`, in order.
+    pub fn of(events: &[EventRecord]) -> Self {
+        let mut digest = Digest::default();
+        for event in events {
+            digest.add(event);
+        }
+        digest
+    }
+
+    /// The first prompt, if any.
+    pub fn prompt(&self) -> Option<&str> {
+        self.prompts.first().map(String::as_str)
+    }
+
+    /// Each distinct command once, in order of first run, with how its runs went.
+    pub fn command_outcomes(&self) -> Vec<(&str, Outcome)> {
+        let mut outcomes: Vec<(&str, Outcome)> = Vec::new();
+        for command in &self.commands {
+            let earlier = outcomes.iter().position(|(text, _)| *text == command.text);
+            let outcome = match (command.failed, earlier.map(|i| outcomes[i].1)) {
+                (true, _) => Outcome::Failed,
+                (false, Some(Outcome::Failed | Outcome::Fixed)) => Outcome::Fixed,
+                (false, _) => Outcome::Passed,
+            };
+            match earlier {
+                Some(i) => outcomes[i].1 = outcome,
+                None => outcomes.push((&command.text, outcome)),
+            }
+        }
+        outcomes
+    }
+
+    /// Commands whose last run passed after an earlier run failed.
+    pub fn fixed_commands(&self) -> Vec<&str> {
+        self.command_outcomes()
+            .into_iter()
+            .filter(|(_, outcome)| *outcome == Outcome::Fixed)
+            .map(|(text, _)| text)
+            .collect()
+    }
+
+    /// How many commands failed.
+    pub fn failed_commands(&self) -> usize {
+        self.commands.iter().filter(|c| c.failed).count()
+    }
+
+    fn add(&mut self, event: &EventRecord) {
+        if self.prompt_number.is_none() {
+            self.prompt_number = event.prompt_number;
+        }
+        if let Some(prompt) = payload::prompt(event) {
+            self.prompts.push(prompt.trim().to_string());
+        }
+        if let Some(message) = payload::last_assistant_message(event) {
+            self.last_message = Some(message.to_string());
+        }
+        if payload::is_tool_outcome(event) {
+            self.add_tool(event);
+        }
+    }
+
+    fn add_tool(&mut self, event: &EventRecord) {
+        self.tool_events += 1;
+        let name = payload::tool_name(event).unwrap_or("command");
+        *self.tool_counts.entry(name.to_string()).or_default() += 1;
+        let failed = payload::failed(event);
+        match payload::tool_kind(event) {
+            ToolKind::Read | ToolKind::Search => push_unique(&mut self.files_read, payload::file_path(event)),
+            ToolKind::Modify if !failed => push_unique(&mut self.files_modified, payload::file_path(event)),
+            ToolKind::Shell => self.add_command(event, failed),
+            ToolKind::Modify | ToolKind::Other => {}
+        }
+        if let Some(line) = payload::error_line(event)
+            && self.errors.len() < MAX_ERRORS
+        {
+            push_unique(&mut self.errors, Some(&line));
+        }
+    }
+
+    fn add_command(&mut self, event: &EventRecord, failed: bool) {
+        if let Some(text) = payload::command(event) {
+            self.commands.push(Command {
+                text: text.trim().to_string(),
+                failed,
+            });
+        }
+    }
+}
+
+/// Splits a session's events into turns: a turn starts at each
+/// `UserPromptSubmit` and wherever the prompt number changes. Events without
+/// a number stay with the turn they follow.
+pub(crate) fn split_turns(events: &[EventRecord]) -> Vec<&[EventRecord]> {
+    let mut turns = Vec::new();
+    let mut start = 0;
+    let mut number: Option<i32> = None;
+    for (i, event) in events.iter().enumerate() {
+        let renumbered = matches!((number, event.prompt_number), (Some(a), Some(b)) if a != b);
+        if i > start && (event.event_type == "UserPromptSubmit" || renumbered) {
+            turns.push(&events[start..i]);
+            start = i;
+            number = None;
+        }
+        number = number.or(event.prompt_number);
+    }
+    if start < events.len() {
+        turns.push(&events[start..]);
+    }
+    turns
+}
+
+fn push_unique(list: &mut Vec<String>, item: Option<&str>) {
+    if let Some(item) = item.map(str::trim).filter(|i| !i.is_empty())
+        && !list.iter().any(|x| x == item)
+    {
+        list.push(item.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::generation::prompt::fixtures::event;
+
+    fn numbered(mut e: EventRecord, n: Option<i32>) -> EventRecord {
+        e.prompt_number = n;
+        e
+    }
+
+    #[test]
+    fn digest_collects_files_commands_and_fixes() {
+        let events = vec![
+            event("UserPromptSubmit", None, json!({"prompt": " fix it "})),
+            event(
+                "PostToolUse",
+                Some("Read"),
+                json!({"tool_input": {"file_path": "a.rs"}}),
+            ),
+            event(
+                "PostToolUse",
+                Some("Read"),
+                json!({"tool_input": {"file_path": "a.rs"}}),
+            ),
+            event(
+                "PostToolUseFailure",
+                Some("Bash"),
+                json!({"tool_input": {"command": "make"}, "error": "Exit code 2"}),
+            ),
+            event(
+                "PostToolUse",
+                Some("Edit"),
+                json!({"tool_input": {"file_path": "b.rs"}}),
+            ),
+            event(
+                "PostToolUse",
+                Some("Bash"),
+                json!({"tool_input": {"command": "make"}, "tool_response": {"stdout": "ok"}}),
+            ),
+            event("Stop", None, json!({"last_assistant_message": "done"})),
+        ];
+        let d = Digest::of(&events);
+        assert_eq!(d.prompt(), Some("fix it"));
+        assert_eq!(
+            (d.files_read.clone(), d.files_modified.clone()),
+            (vec!["a.rs".into()], vec!["b.rs".into()])
+        );
+        assert_eq!(
+            (d.tool_events, d.tool_counts["Read"], d.failed_commands()),
+            (5, 2, 1)
+        );
+        assert_eq!(d.fixed_commands(), vec!["make"]);
+        assert_eq!(d.command_outcomes(), vec![("make", Outcome::Fixed)]);
+        assert_eq!(d.errors, vec!["Exit code 2".to_string()]);
+        assert_eq!(d.last_message.as_deref(), Some("done"));
+    }
+
+    #[test]
+    fn outcomes_follow_the_last_run() {
+        let run = |text: &str, failed| Command {
+            text: text.into(),
+            failed,
+        };
+        let d = Digest {
+            commands: vec![
+                run("a", true),
+                run("b", false),
+                run("a", false),
+                run("c", false),
+                run("c", true),
+                run("a", true),
+            ],
+            ..Digest::default()
+        };
+        assert_eq!(
+            d.command_outcomes(),
+            vec![
+                ("a", Outcome::Failed),
+                ("b", Outcome::Passed),
+                ("c", Outcome::Failed)
+            ]
+        );
+        let d = Digest {
+            commands: vec![run("a", false), run("a", true), run("a", false)],
+            ..Digest::default()
+        };
+        assert_eq!(d.fixed_commands(), vec!["a"]);
+    }
+
+    #[test]
+    fn turns_split_on_prompts_and_numbers() {
+        let p = |n| numbered(event("UserPromptSubmit", None, json!({"prompt": "p"})), n);
+        let t = |n| numbered(event("PostToolUse", Some("Read"), json!({})), n);
+        let events = vec![
+            t(None),
+            p(Some(1)),
+            t(Some(1)),
+            t(None),
+            t(Some(2)),
+            p(Some(3)),
+            t(Some(3)),
+        ];
+        let sizes: Vec<usize> = split_turns(&events).iter().map(|t| t.len()).collect();
+        assert_eq!(sizes, vec![1, 3, 1, 2]);
+        assert!(split_turns(&[]).is_empty());
+    }
+}
