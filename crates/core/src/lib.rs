@@ -4,4 +4,5 @@
 //! no worker process.
 
 pub mod generation;
+pub mod memory;
 pub mod upkeep;

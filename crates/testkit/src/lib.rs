@@ -50,7 +50,8 @@ pub fn redis_url() -> String {
     std::env::var("CAIRN_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
 }
 
-async fn fresh_database() -> String {
+/// A new, empty database on the test server; its URL.
+pub async fn fresh_database() -> String {
     let admin = PgPool::connect(&admin_url())
         .await
         .expect("connect to Postgres (CAIRN_TEST_DATABASE_URL)");

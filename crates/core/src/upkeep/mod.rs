@@ -1,14 +1,13 @@
 //! Memory upkeep, run by the sweeper every `CAIRN_UPKEEP_MS`: near-duplicate
-//! observations are merged (`consolidate`) and memories past their
-//! project's retention policy are archived (`archive`). Both are single
+//! observations are merged (`lifecycle::merge`) and memories past their
+//! project's retention policy are archived (`lifecycle::archive`). Both are single
 //! statements that lock what they change (`FOR UPDATE SKIP LOCKED`), so
 //! several generators may run them at once, and both record each change in
 //! `memory_changes`, from which the API reverts it (migrations 0014, 0017).
 
-pub mod archive;
-pub mod consolidate;
-
 use sqlx::PgPool;
+
+use crate::memory::lifecycle::{archive, merge};
 
 /// What one pass changed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -25,10 +24,10 @@ pub struct Pass {
 pub async fn run(pool: &PgPool, actor: &str, max_rounds: usize) -> sqlx::Result<Pass> {
     let mut pass = Pass::default();
     for _ in 0..max_rounds {
-        let c = consolidate::once(pool, actor).await?;
+        let c = merge::once(pool, actor).await?;
         pass.checked += c.checked;
         pass.merged += c.merged;
-        if c.checked < consolidate::BATCH {
+        if c.checked < merge::BATCH {
             break;
         }
     }

@@ -2,6 +2,7 @@
 //! Claude Code's own `http` hooks) post here and get their native answer back.
 
 use axum::{extract::State, http::HeaderMap};
+use cairn_core::memory::lifecycle::read::{self, FileSeen};
 use cairn_shared::{auth::Scope, tenancy::project_rules::Locator, time::from_epoch_ms};
 use chrono::{DateTime, Duration, Utc};
 use serde::Deserialize;
@@ -17,7 +18,7 @@ use crate::{
         agents::{HookAgent, HookRequest, Moment, ParsedHook},
     },
     state::AppState,
-    store::code::{self, Checkout, FileSeen},
+    store::code::{self, Checkout},
 };
 
 /// Changed files of a session's start read from the query, at most.
@@ -132,7 +133,7 @@ async fn store(
         tracing::warn!(error = %e, "could not record the session's checkout");
     }
     if let Some(seen) = seen
-        && let Err(e) = code::file_seen(&state.pool, project.id, session.id, &seen).await
+        && let Err(e) = read::file_seen(&state.pool, project.id, session.id, &seen).await
     {
         tracing::warn!(error = %e, "could not record the file's version");
     }

@@ -5,6 +5,10 @@
 //! it (the generator's completion and upkeep); a revert is logged too.
 
 use axum::extract::State;
+use cairn_core::memory::{
+    changes::{self, MemoryChange},
+    lifecycle::revert::{self, Refused},
+};
 use cairn_shared::auth::Scope;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -15,7 +19,6 @@ use crate::{
     error::{ApiError, ApiResult},
     extract::{Json, Path, Query},
     state::AppState,
-    store::memory_changes::{self, MemoryChange, Refused},
 };
 
 #[derive(Deserialize, IntoParams)]
@@ -53,7 +56,7 @@ pub async fn list_memory_changes(
         return Err(ApiError::unprocessable("invalid_field", "`limit` is 1..=500"));
     }
     let project = auth.project(&state, Some(&project_id)).await?;
-    let changes = memory_changes::list(&state.pool, project.id, q.observation, limit).await?;
+    let changes = changes::list(&state.pool, project.id, q.observation, limit).await?;
     Ok(Json(MemoryChanges {
         project_id: project.id,
         changes,
@@ -82,7 +85,7 @@ pub async fn revert_memory_change(
     auth.require(Scope::Admin)?;
     let project = auth.project(&state, Some(&project_id)).await?;
     let actor = format!("token:{}", auth.token_id);
-    match memory_changes::revert(&state.pool, project.id, change_id, &actor).await? {
+    match revert::revert(&state.pool, project.id, change_id, &actor).await? {
         Ok(restored) => Ok(Json(restored)),
         Err(Refused::NotFound) => Err(ApiError::not_found(
             "change_not_found",

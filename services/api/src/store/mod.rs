@@ -6,7 +6,6 @@ pub mod events;
 pub mod feedback;
 pub mod file_memories;
 pub mod jobs;
-pub mod memory_changes;
 pub mod memory_digest;
 pub mod observations;
 pub mod plans;

@@ -12,6 +12,8 @@ use serde_json::{Value, json};
 use sqlx::PgPool;
 use uuid::Uuid;
 
+use std::sync::LazyLock;
+
 use crate::generation::{
     embed::{self, Vectors},
     job::spans::TurnCode,
@@ -19,6 +21,7 @@ use crate::generation::{
     parse::{Parsed, ParsedObservation, ParsedSummary},
     provider::Usage,
 };
+use crate::memory::lifecycle;
 
 /// The rows of a completed job, after the state machine's `moved` CTE:
 /// `$10` observations, `$11` summaries, `$12` and `$13` their vectors, as
@@ -40,7 +43,20 @@ use crate::generation::{
 /// one file never queue behind each other's row locks.
 /// `sessions.last_generated_at` is marked at most once a second and never waited for (`SKIP LOCKED`:
 /// the session's row is the API's to lock while it ingests).
-const COMPLETION_WRITES: &str = "
+/// Everything a completion writes besides the job's own row: the lifecycle's
+/// re-marking of the memories its edits outdate sits between the new rows
+/// and the rest.
+static COMPLETION_WRITES: LazyLock<String> = LazyLock::new(|| {
+    [
+        WRITES_BEFORE,
+        lifecycle::completion::REMARK_ON_COMPLETION,
+        WRITES_AFTER,
+    ]
+    .concat()
+});
+
+/// The completion's new observations and the files they changed.
+const WRITES_BEFORE: &str = "
     , observations_written AS (
         INSERT INTO observations (id, team_id, project_id, session_id, job_id, generation_key, origin, kind,
             title, subtitle, facts, narrative, concepts, files_read, files_modified, metadata, provider, model,
@@ -75,32 +91,10 @@ const COMPLETION_WRITES: &str = "
                     WHERE s.id = w.session_id AND s.project_id = w.project_id AND coalesce(s.cwd, '') <> '') x
                 WHERE p IS NOT NULL) AS paths
         FROM observations_written w WHERE cardinality(w.files_modified) > 0
-    ), code_locked AS (
-        SELECT o.id, c.id AS new_id, c.kind AS new_kind, c.paths,
-            file_refs_after_edits(o.file_refs, o.files_read || o.files_modified, c.paths, $14, c.fresh) AS retied
-        FROM observations o, changed_files c
-        WHERE o.project_id = c.project_id AND o.state = 'live' AND o.kind <> 'plan'
-          AND (o.files_read || o.files_modified) && c.paths
-        FOR UPDATE OF o SKIP LOCKED
-    ), code_retied AS (
-        UPDATE observations o SET file_refs = c.retied, updated_at = now()
-        FROM code_locked c
-        WHERE o.id = c.id AND o.state = 'live' AND c.retied IS NOT NULL
-    ), code_changed AS (
-        UPDATE observations o SET
-            state = CASE WHEN o.kind = c.new_kind AND o.files_modified && c.paths THEN 'superseded' ELSE 'stale' END,
-            replaced_by = CASE WHEN o.kind = c.new_kind AND o.files_modified && c.paths THEN c.new_id END,
-            state_changed_at = now(), updated_at = now()
-        FROM code_locked c
-        WHERE o.id = c.id AND o.state = 'live' AND c.retied IS NULL
-        RETURNING o.id, o.team_id, o.project_id, o.state, o.replaced_by
-    ), code_changes_logged AS (
-        INSERT INTO memory_changes (id, team_id, project_id, observation_id, action, from_state, to_state,
-            related_id, reason, actor)
-        SELECT gen_random_uuid(), c.team_id, c.project_id, c.id,
-            CASE c.state WHEN 'superseded' THEN 'supersede' ELSE 'stale' END, 'live', c.state, c.replaced_by,
-            'a later turn changed its files', 'generator'
-        FROM code_changed c
+";
+
+/// The rest of the completion's writes, after the lifecycle's re-marking.
+const WRITES_AFTER: &str = "
     ), summaries_written AS (
         INSERT INTO summaries (id, team_id, project_id, session_id, job_id, generation_key, scope, prompt_number,
             request, investigated, learned, completed, next_steps, notes, provider, model)
@@ -262,7 +256,7 @@ impl<'a> Rows<'a> {
 
     fn into_writes(self) -> Writes {
         Writes {
-            ctes: COMPLETION_WRITES.to_owned(),
+            ctes: COMPLETION_WRITES.clone(),
             params: vec![
                 Value::Array(self.observations),
                 Value::Array(self.summaries),
@@ -313,7 +307,7 @@ mod tests {
             worker: "pgbench",
             usage: Some(&usage),
         };
-        let mut completion = state_machine::statement(&transition, COMPLETION_WRITES);
+        let mut completion = state_machine::statement(&transition, &COMPLETION_WRITES);
         let worker = "('pgbench:' || :client_id::text)";
         let observation = "jsonb_build_array(jsonb_build_object('id', gen_random_uuid(), \
             'generation_key', 'pgbench:' || gen_random_uuid(), 'kind', 'change', \

@@ -1,4 +1,4 @@
-//! Consolidation: an observation that repeats an older one of its project —
+//! `merge` (consolidation): an observation that repeats an older one of its project —
 //! the same kind, the same files, a title with mostly the same words
 //! (`title_overlap` ≥ `TITLE_OVERLAP`) and, when both have vectors of the
 //! same model, a close meaning (`vector_cosine` ≥ `COSINE`) — takes its

@@ -1,0 +1,52 @@
+//! The log of what happened to memories (migration 0014), read side: every
+//! change of an observation's state, written only by the lifecycle's
+//! transitions (`lifecycle`), each reversible (`lifecycle::revert`).
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sqlx::{PgPool, prelude::FromRow};
+use uuid::Uuid;
+
+#[derive(Debug, Serialize, FromRow)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryChange {
+    pub id: Uuid,
+    pub observation_id: Uuid,
+    /// `stale`, `supersede`, `merge`, `archive` or `restore` (a revert).
+    pub action: String,
+    pub from_state: String,
+    pub to_state: String,
+    /// supersede: the newer observation; merge: the one kept; restore: the change reverted.
+    pub related_id: Option<Uuid>,
+    pub reason: String,
+    pub actor: String,
+    pub created_at: DateTime<Utc>,
+    pub reverted_at: Option<DateTime<Utc>>,
+    pub reverted_by: Option<String>,
+}
+
+pub(crate) const COLUMNS: &str =
+    "id, observation_id, action, from_state, to_state, related_id, reason, actor, created_at,
+                       reverted_at, reverted_by";
+
+/// The project's changes, newest first; of one observation (as the changed
+/// one or the related one) when `observation` is set.
+#[tracing::instrument(skip(pool))]
+pub async fn list(
+    pool: &PgPool,
+    project_id: Uuid,
+    observation: Option<Uuid>,
+    limit: i64,
+) -> sqlx::Result<Vec<MemoryChange>> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM memory_changes
+         WHERE project_id = $1 AND ($2::uuid IS NULL OR observation_id = $2 OR related_id = $2)
+         ORDER BY created_at DESC, id DESC LIMIT $3"
+    )))
+    .bind(project_id)
+    .bind(observation)
+    .bind(limit)
+    .fetch_all(pool)
+    .await
+}

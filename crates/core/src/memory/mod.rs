@@ -1,0 +1,6 @@
+//! Memory: observations and their lifecycle. `lifecycle` alone changes an
+//! observation's state and writes the `memory_changes` row that says why;
+//! `changes` reads that log.
+
+pub mod changes;
+pub mod lifecycle;
