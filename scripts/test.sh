@@ -51,4 +51,5 @@ done
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
-cargo test --workspace
+# Every test binary runs, whatever fails first; cargo lists each failure at the end.
+cargo test --workspace --no-fail-fast

@@ -13,22 +13,12 @@ use apalis_redis::{Config, ConnectionManager, RedisStorage};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+pub use cairn_shared::jobs::Transport;
+
 /// The message on the queue.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobWakeup {
     pub job_id: Uuid,
-}
-
-/// How a job reached the generators, as reported on ingest answers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Transport {
-    /// A wake-up was pushed to Redis.
-    Enqueued,
-    /// Redis did not take it; the sweeper will find the row.
-    QueuedOnly,
-    /// The job is not runnable yet (its turn is still open) or no job was made.
-    Skipped,
 }
 
 pub fn wakeup_queue_name() -> &'static str {

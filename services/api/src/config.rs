@@ -89,14 +89,7 @@ pub struct RateLimits {
     pub bad_token_ttl: Duration,
 }
 
-/// How tool events are grouped into one observation job per turn.
-#[derive(Clone, Debug)]
-pub struct Coalescing {
-    /// A turn's job is sealed and made runnable at this many events.
-    pub max_turn_events: i32,
-    /// A turn with no Stop becomes runnable this long after its last event.
-    pub turn_idle: Duration,
-}
+pub use cairn_core::ingest::Coalescing;
 
 impl ApiConfig {
     pub fn from_env(env: &dyn Env) -> Result<Self, ConfigError> {

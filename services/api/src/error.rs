@@ -1,10 +1,6 @@
 //! The HTTP error type. Every failure answers `{"error":{"code","message","requestId"}}`.
-//!
-//! Use the constructors for what the client can fix (`bad_request`, `not_found`,
-//! `forbidden`, `conflict`, …) with a stable machine-readable `code`. Anything else
-//! (a database or internal error) goes through `From`, is logged, and answers 500,
-//! or 503 with `Retry-After` when Postgres is unreachable, restarting, or gave
-//! up on a statement or a lock in time.
+//! It is the engine's error (`cairn_core::Error`: a status, a stable code
+//! and a message) given an HTTP body, with `Retry-After` on 429 and 503.
 
 use axum::{
     Json,
@@ -16,124 +12,64 @@ use utoipa::ToSchema;
 
 use crate::request_id;
 
+/// `cairn_core::Error` as an HTTP answer.
 #[derive(Debug)]
-pub struct ApiError {
-    pub status: StatusCode,
-    pub code: &'static str,
-    pub message: String,
-    /// Seconds for `Retry-After` (429 and 503).
-    pub retry_after: Option<u64>,
-}
+pub struct ApiError(pub cairn_core::Error);
 
 pub type ApiResult<T> = Result<T, ApiError>;
 
-impl ApiError {
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        Self {
-            status,
-            code,
-            message: message.into(),
-            retry_after: None,
-        }
+impl std::ops::Deref for ApiError {
+    type Target = cairn_core::Error;
+    fn deref(&self) -> &cairn_core::Error {
+        &self.0
     }
-    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, code, message)
-    }
-    pub fn unprocessable(code: &'static str, message: impl Into<String>) -> Self {
-        Self::new(StatusCode::UNPROCESSABLE_ENTITY, code, message)
-    }
-    pub fn unauthorized(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, "missing_credentials", message)
-    }
-    pub fn forbidden(code: &'static str, message: impl Into<String>) -> Self {
-        Self::new(StatusCode::FORBIDDEN, code, message)
-    }
-    pub fn not_found(code: &'static str, message: impl Into<String>) -> Self {
-        Self::new(StatusCode::NOT_FOUND, code, message)
-    }
-    pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
-        Self::new(StatusCode::CONFLICT, code, message)
-    }
-    /// 503 with `Retry-After`: the client should come back, nothing was lost.
-    pub fn unavailable(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message).retry_after(1)
-    }
-    pub fn too_many_requests(retry_after: u64) -> Self {
-        Self::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "rate_limited",
-            "too many requests; retry after the time in Retry-After",
-        )
-        .retry_after(retry_after.max(1))
-    }
-    pub fn retry_after(mut self, seconds: u64) -> Self {
-        self.retry_after = Some(seconds);
-        self
-    }
-    pub fn internal() -> Self {
-        Self::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "internal server error",
-        )
+}
+
+impl From<cairn_core::Error> for ApiError {
+    fn from(err: cairn_core::Error) -> Self {
+        Self(err)
     }
 }
 
 impl From<sqlx::Error> for ApiError {
     fn from(err: sqlx::Error) -> Self {
-        let code = match &err {
-            sqlx::Error::Database(db) => db.code().map(|c| c.into_owned()),
-            _ => None,
-        };
-        match (&err, code.as_deref()) {
-            (sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed, _) => {
-                tracing::error!(error = %err, "database unavailable");
-                Self::unavailable("the database is unavailable; retry later")
-            }
-            // 08: connection exceptions; 57: a restarting or shutting-down
-            // server, and statements cancelled by statement_timeout (57014);
-            // 55P03: lock_timeout. All pass; none is the client's fault.
-            (_, Some(c)) if c.starts_with("08") || c.starts_with("57") || c == "55P03" => {
-                tracing::warn!(error = %err, sqlstate = c, "database busy or restarting");
-                Self::unavailable("the database is busy or restarting; retry later")
-            }
-            // Text Postgres cannot store (U+0000) in any field.
-            (_, Some("22021" | "22P05")) => Self::unprocessable(
-                "invalid_characters",
-                "the request holds a character that cannot be stored (U+0000)",
-            ),
-            // A time outside what Postgres stores (before 4713 BC, after 294276 AD).
-            (_, Some("22008")) => {
-                Self::unprocessable("invalid_time", "a time in the request is out of range")
-            }
-            // Input that slipped past validation and hit a CHECK or a foreign key.
-            (_, Some("23514" | "23503" | "22P02" | "22001")) => {
-                tracing::warn!(error = %err, "request refused by a database constraint");
-                Self::unprocessable("constraint_violation", "the request violates a data constraint")
-            }
-            // A race with a concurrent write (unique, serialization, deadlock):
-            // a retry sees the other write. 503 so no client drops the request.
-            (_, Some("23505" | "40001" | "40P01")) => {
-                tracing::warn!(error = %err, "write raced a concurrent one");
-                Self::unavailable("the request raced a concurrent write; retry")
-            }
-            _ => {
-                tracing::error!(error = %err, "database error");
-                Self::internal()
-            }
-        }
+        Self(err.into())
     }
 }
 
 impl From<anyhow::Error> for ApiError {
     fn from(err: anyhow::Error) -> Self {
-        match err.downcast::<sqlx::Error>() {
-            Ok(db) => db.into(),
-            Err(err) => {
-                tracing::error!(error = %format!("{err:#}"), "internal error");
-                Self::internal()
-            }
+        Self(err.into())
+    }
+}
+
+/// The engine's constructors, answering as HTTP errors.
+macro_rules! constructors {
+    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {
+        impl ApiError {
+            $(pub fn $name($($arg: $ty),*) -> Self {
+                Self(cairn_core::Error::$name($($arg),*))
+            })*
         }
+    };
+}
+
+constructors! {
+    new(status: StatusCode, code: &'static str, message: impl Into<String>);
+    bad_request(code: &'static str, message: impl Into<String>);
+    unprocessable(code: &'static str, message: impl Into<String>);
+    unauthorized(message: impl Into<String>);
+    forbidden(code: &'static str, message: impl Into<String>);
+    not_found(code: &'static str, message: impl Into<String>);
+    conflict(code: &'static str, message: impl Into<String>);
+    unavailable(message: impl Into<String>);
+    too_many_requests(retry_after: u64);
+    internal();
+}
+
+impl ApiError {
+    pub fn retry_after(self, seconds: u64) -> Self {
+        Self(self.0.retry_after(seconds))
     }
 }
 
@@ -154,15 +90,16 @@ pub struct ErrorDetail {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        let ApiError(this) = self;
         let body = ErrorBody {
             error: ErrorDetail {
-                code: self.code.to_string(),
-                message: self.message,
+                code: this.code.to_string(),
+                message: this.message,
                 request_id: request_id::current(),
             },
         };
-        let mut response = (self.status, Json(body)).into_response();
-        if let Some(seconds) = self.retry_after {
+        let mut response = (this.status, Json(body)).into_response();
+        if let Some(seconds) = this.retry_after {
             response
                 .headers_mut()
                 .insert(RETRY_AFTER, HeaderValue::from(seconds));

@@ -6,19 +6,18 @@ pub mod app;
 pub mod ask;
 pub mod auth;
 pub mod config;
-pub mod context;
 pub mod dashboard;
 pub mod docs;
 pub mod dto;
 pub mod error;
 pub mod extract;
-pub mod ingest;
 pub mod live;
 pub mod mcp;
 pub mod middleware;
 pub mod request_id;
 pub mod routes;
-pub mod search;
 pub mod server;
 pub mod state;
-pub mod store;
+
+// The engine's modules, under the names the handlers use.
+pub use cairn_core::{context, ingest, search, store};

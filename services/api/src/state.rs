@@ -2,39 +2,48 @@
 
 use std::sync::Arc;
 
+use cairn_core::engine::{Engine, Options, Wake};
+use cairn_shared::jobs::Transport;
 use cairn_shared::{auth::TokenSigner, privacy::PrivacyFilter};
 use cairn_wakeup::WakeupPublisher;
+use futures::future::BoxFuture;
 use sqlx::PgPool;
+use uuid::Uuid;
 
 use crate::{auth::TokenCache, config::ApiConfig, middleware::rate_limit::RateLimiter};
 
 #[derive(Clone)]
 pub struct AppState(Arc<Inner>);
 
+/// The engine (pool, privacy filter, embedder, retrieval index) and what
+/// only the HTTP service needs. Fields of the engine read through it
+/// (`state.pool`).
 pub struct Inner {
-    pub pool: PgPool,
+    pub engine: Engine,
     pub config: ApiConfig,
     pub signer: TokenSigner,
     pub tokens: TokenCache,
-    pub privacy: PrivacyFilter,
     pub wakeups: WakeupPublisher,
     pub rate_limiter: RateLimiter,
-    /// The query embedder; `None` when embeddings are off or the model is
-    /// missing (search and context are then full-text only).
-    pub embedder: Option<cairn_embed::Embedder>,
     /// Live notices: the process's Redis subscription and its per-project fan-out.
     pub live: crate::live::Hub,
     /// The model that answers asks (`crate::ask`).
     pub ask_provider: Arc<dyn cairn_core::generation::provider::Provider>,
-    /// The retrieval engine every path that finds memory asks.
-    pub retrieval: Arc<cairn_retrieval::Engine>,
-    /// The index's follower, stopped with the state.
-    retrieval_task: tokio::task::AbortHandle,
 }
 
-impl Drop for Inner {
-    fn drop(&mut self) {
-        self.retrieval_task.abort();
+impl std::ops::Deref for Inner {
+    type Target = Engine;
+    fn deref(&self) -> &Engine {
+        &self.engine
+    }
+}
+
+/// Due jobs get a Redis wake-up.
+struct RedisWake(WakeupPublisher);
+
+impl Wake for RedisWake {
+    fn wake<'a>(&'a self, job: Uuid) -> BoxFuture<'a, Transport> {
+        Box::pin(self.0.publish(job))
     }
 }
 
@@ -59,30 +68,32 @@ impl AppState {
         let embedder = cairn_embed::Embedder::from_config(&config.embed);
         let live = crate::live::Hub::start(&config.store.redis_url, config.limits.wakeup_timeout)?;
         let ask_provider = cairn_core::generation::provider::build_provider(&config.provider)?;
-        let retrieval = cairn_retrieval::Engine::new(
-            pool.clone(),
-            cairn_retrieval::Config {
-                max_bytes: config.index_max_bytes,
-                poll_interval: config.index_poll,
-                model: embedder.as_ref().map(|e| e.model().to_string()),
+        // The index is built from Postgres and followed in the background; a
+        // search of a project not indexed yet indexes it first.
+        let retrieval = cairn_retrieval::Config {
+            max_bytes: config.index_max_bytes,
+            poll_interval: config.index_poll,
+            model: embedder.as_ref().map(|e| e.model().to_string()),
+        };
+        let engine = Engine::new(
+            pool,
+            Options {
+                privacy,
+                coalescing: config.coalescing.clone(),
+                embedder,
+                retrieval,
+                wake: Arc::new(RedisWake(wakeups.clone())),
             },
         );
-        // Built from Postgres and followed in the background; a search of a
-        // project not indexed yet indexes it first.
-        let retrieval_task = retrieval.start().abort_handle();
         Ok(Self(Arc::new(Inner {
-            pool,
+            engine,
             config,
             signer,
             tokens,
-            privacy,
             wakeups,
             rate_limiter,
-            embedder,
             live,
             ask_provider,
-            retrieval,
-            retrieval_task,
         })))
     }
 }

@@ -4,5 +4,7 @@
 
 pub mod state_machine;
 mod status;
+mod transport;
 
 pub use status::{JobStatus, JobType};
+pub use transport::Transport;

@@ -25,12 +25,7 @@ pub enum MatchedBy {
     PathPrefix,
 }
 
-/// The project a request acts on, already checked against the caller.
-#[derive(Clone, Copy, Debug)]
-pub struct ProjectRef {
-    pub team_id: Uuid,
-    pub id: Uuid,
-}
+pub use cairn_core::tenancy::ProjectRef;
 
 impl Auth {
     pub async fn project(&self, state: &AppState, requested: Option<&str>) -> Result<ProjectRef, ApiError> {

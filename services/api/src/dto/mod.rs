@@ -1,10 +1,12 @@
 //! Wire shapes (camelCase, epoch-millisecond times) of claude-mem's `/v1` API,
 //! built from stored rows.
 
+pub mod context;
 mod event;
 mod hook;
 mod job;
 mod observation;
+pub mod search;
 mod session;
 mod tenancy;
 

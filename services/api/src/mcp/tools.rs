@@ -154,6 +154,12 @@ struct ToolError(String);
 
 impl From<ApiError> for ToolError {
     fn from(e: ApiError) -> Self {
+        e.0.into()
+    }
+}
+
+impl From<cairn_core::Error> for ToolError {
+    fn from(e: cairn_core::Error) -> Self {
         if e.status.is_server_error() {
             tracing::warn!(code = e.code, message = %e.message, "MCP tool failed");
         }

@@ -13,8 +13,9 @@ use uuid::Uuid;
 
 use crate::{
     auth::Auth,
-    context::{self, ContextRequest, Mode, dto::ContextDto},
+    context::{self, ContextRequest, Mode},
     dto::ObservationDto,
+    dto::context::ContextDto,
     error::{ApiError, ApiResult},
     extract::{Json, Path, Query},
     state::AppState,

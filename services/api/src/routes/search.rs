@@ -13,9 +13,10 @@ use uuid::Uuid;
 use crate::{
     auth::Auth,
     dto::ObservationDto,
+    dto::search::HitDto,
     error::{ApiError, ApiResult},
     extract::{Json, Query},
-    search::{self, Anchor, Filters, Order, SearchRequest, dto::HitDto, params},
+    search::{self, Anchor, Filters, Order, SearchRequest, params},
     state::AppState,
 };
 

@@ -8,7 +8,7 @@ use fantoccini::{
 };
 use serde_json::json;
 
-use crate::support::{browser, browser_with, js, screenshot, sign_in_browser, wait_for, wait_text};
+use crate::support::{browser, browser_with, js, screenshot, settled, sign_in_browser, wait_for, wait_text};
 
 async fn press(c: &Client, key: char) {
     c.perform_actions(
@@ -69,8 +69,9 @@ async fn no_page_scrolls_sideways_at_375_px() {
         "teams",
     ] {
         c.goto(&format!("{}/#/{page}", app.base)).await.unwrap();
+        // Measured once the page has drawn its data.
+        settled(c).await;
         wait_for(c, "main h1").await;
-        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
         let overflow = js(
             c,
             "return document.documentElement.scrollWidth - document.documentElement.clientWidth",

@@ -5,6 +5,7 @@
 mod admin_flow;
 mod http;
 mod layout;
+mod observations;
 mod read_only;
 mod scale;
 mod settings;

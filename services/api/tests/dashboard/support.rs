@@ -1,5 +1,6 @@
 //! Shared helpers: an HTTP sign-in, a headless Chromium per test (one at a
-//! time: the machine is small), waiting for the page, screenshots.
+//! time: the machine is small), waiting for the page (on the state it
+//! reports, not on a clock), screenshots.
 
 use std::{
     net::TcpListener,
@@ -124,12 +125,62 @@ pub async fn browser_with(width: u32, height: u32, flags: &[&str]) -> Browser {
     }
 }
 
-/// The first element matching `css` whose text contains `text`, within 10 s.
+/// How long a wait may last before the test is called hung. The page says
+/// when it has settled (below); this bound only stops a hang, it is not a
+/// guess of how long the page takes.
+pub const HANG: Duration = Duration::from_secs(60);
+
+/// True when the page shows the route in the address bar with its data
+/// loaded and no work in flight: app.js draws each page into a fresh
+/// `#view` naming its route (`data-route`), sets `data-loaded` when the
+/// page's first fetches are done, and dom.js's `busy` holds `aria-busy`
+/// while a form, button or refresh is at work.
+const SETTLED: &str = "const v = document.getElementById('view');
+    return !!v && v.dataset.route === location.hash && v.hasAttribute('data-loaded')
+        && v.getAttribute('aria-busy') !== 'true'";
+
+/// What the page looked like, for a failure's message.
+async fn page_state(c: &Client) -> String {
+    let state = c
+        .execute(
+            "const v = document.getElementById('view');
+             return JSON.stringify({hash: location.hash, route: v && v.dataset.route,
+                 loaded: !!v && v.hasAttribute('data-loaded'), busy: v && v.getAttribute('aria-busy'),
+                 main: (document.querySelector('main') || {}).innerText})",
+            vec![],
+        )
+        .await;
+    match state {
+        Ok(Value::String(s)) => s,
+        other => format!("{other:?}"),
+    }
+}
+
+async fn is_settled(c: &Client) -> bool {
+    // During a navigation the script may fail: not settled yet.
+    matches!(c.execute(SETTLED, vec![]).await, Ok(Value::Bool(true)))
+}
+
+/// Waits until the page has settled (see [`SETTLED`]).
+pub async fn settled(c: &Client) {
+    let deadline = Instant::now() + HANG;
+    while !is_settled(c).await {
+        if Instant::now() > deadline {
+            panic!("the page did not settle within {HANG:?}: {}", page_state(c).await);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The first element matching `css` whose text contains `text`, once the
+/// page has settled (an element can also come later, from a live update).
 pub async fn wait_text(c: &Client, css: &str, text: &str) -> Element {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + HANG;
     let mut seen = Vec::new();
     loop {
-        if let Ok(all) = c.find_all(Locator::Css(css)).await {
+        if is_settled(c).await
+            && let Ok(all) = c.find_all(Locator::Css(css)).await
+        {
             seen.clear();
             for el in all {
                 let t = el.text().await.unwrap_or_default();
@@ -140,20 +191,29 @@ pub async fn wait_text(c: &Client, css: &str, text: &str) -> Element {
             }
         }
         if Instant::now() > deadline {
-            let main = js(c, "return document.querySelector('main').innerText").await;
-            panic!("no `{css}` with text `{text}` within 10 s; seen {seen:?}; main: {main}");
+            panic!(
+                "no `{css}` with text `{text}` within {HANG:?}; seen {seen:?}; page: {}",
+                page_state(c).await
+            );
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
-/// The element matching `css`, within 10 s.
+/// The element matching `css`, once the page has settled.
 pub async fn wait_for(c: &Client, css: &str) -> Element {
-    c.wait()
-        .at_most(Duration::from_secs(10))
-        .for_element(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("no `{css}` within 10 s: {e}"))
+    let deadline = Instant::now() + HANG;
+    loop {
+        if is_settled(c).await
+            && let Ok(el) = c.find(Locator::Css(css)).await
+        {
+            return el;
+        }
+        if Instant::now() > deadline {
+            panic!("no `{css}` within {HANG:?}; page: {}", page_state(c).await);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// Types into a field. A page renders again when its data arrives, which
@@ -169,7 +229,7 @@ pub async fn fill(c: &Client, css: &str, text: &str) {
         match typed.await {
             Ok(()) => return,
             Err(e) if attempt < 5 && format!("{e:?}").contains("StaleElementReference") => {
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                tokio::time::sleep(Duration::from_millis(100)).await;
             }
             Err(e) => panic!("typing into `{css}`: {e}"),
         }

@@ -2,7 +2,7 @@
 // (only the pages the token's scopes allow) and the hash router.
 
 import { api, setCsrf, whenUnauthorized } from './api.js';
-import { h, mount, notice } from './dom.js';
+import { busy, h, mount, notice } from './dom.js';
 import { renderSignIn } from './pages/signin.js';
 
 const PAGES = [
@@ -47,9 +47,26 @@ function renderHeader() {
   mount(nav, h('ul', {}, allowed.map((p) => h('li', {}, h('a', { href: `#/${p.path}`, 'data-page': p.path }, p.label)))));
 }
 
+/** A fresh root for what a page shows, inside <main>. A page draws only
+ * into its own view, so one still loading after the reader moved on draws
+ * into a detached node, never over the page that replaced it. The view
+ * names its route (`data-route`, the hash) and says when the page's data
+ * is in (`data-loaded`) and while work is in flight (`aria-busy`, from
+ * dom.js's `busy`): the tests wait on these, not on a clock. */
+function newView() {
+  const view = h('div', { id: 'view', class: 'view', 'data-route': location.hash });
+  mount(main, view);
+  return view;
+}
+
+function loaded(view) {
+  view.dataset.loaded = '';
+}
+
 async function show(moved = false) {
   if (!session) return;
   if (cleanup) { cleanup(); cleanup = null; }
+  const view = newView();
   const { path, rest } = route();
   const allowed = PAGES.filter((p) => has(p.scope));
   const page = PAGES.find((p) => p.path === path) || (path ? null : allowed[0]);
@@ -58,24 +75,25 @@ async function show(moved = false) {
     else a.removeAttribute('aria-current');
   }
   if (!page) {
-    mount(main, h('h1', {}, 'Not found'), notice(`There is no page “${path}”.`, 'error'));
-    return;
-  }
-  if (!has(page.scope)) {
-    mount(main, h('h1', { id: 'refused' }, 'Not allowed'),
+    mount(view, h('h1', {}, 'Not found'), notice(`There is no page “${path}”.`, 'error'));
+  } else if (!has(page.scope)) {
+    mount(view, h('h1', { id: 'refused' }, 'Not allowed'),
       notice(`This token lacks the “${page.scope}” scope that the ${page.label} page needs.`, 'error'));
-    return;
+  } else {
+    mount(view, h('h1', {}, page.label), h('p', { class: 'muted' }, 'Loading…'));
+    await busy(async () => {
+      try {
+        const mod = await page.load();
+        const ctx = { main: view, session, has, rest, onLeave: (f) => { if (view.isConnected) cleanup = f; else f(); } };
+        await mod.render(ctx);
+        // After a navigation, focus moves to the new content (not on first load).
+        if (moved && view.isConnected) main.focus({ preventScroll: true });
+      } catch (e) {
+        mount(view, h('h1', {}, page.label), notice(e.message || String(e), 'error'));
+      }
+    }, view);
   }
-  mount(main, h('h1', {}, page.label), h('p', { class: 'muted' }, 'Loading…'));
-  try {
-    const mod = await page.load();
-    const ctx = { main, session, has, rest, onLeave: (f) => { cleanup = f; } };
-    await mod.render(ctx);
-    // After a navigation, focus moves to the new content (not on first load).
-    if (moved) main.focus({ preventScroll: true });
-  } catch (e) {
-    mount(main, h('h1', {}, page.label), notice(e.message || String(e), 'error'));
-  }
+  loaded(view);
 }
 
 async function signOut() {
@@ -90,7 +108,9 @@ function signedOut(message) {
   session = null;
   mount(who);
   mount(nav);
-  renderSignIn(main, start, message);
+  const view = newView();
+  renderSignIn(view, start, message);
+  loaded(view);
 }
 
 function start(s) {

@@ -30,6 +30,24 @@ export function s(tag, attrs, ...children) {
   return el;
 }
 
+/** Runs `work` (a promise or a function returning one) with the view it
+ * belongs to marked `aria-busy` until it, and any other work of that view,
+ * has finished. With `data-loaded` (app.js) this is how the page says it
+ * has settled: the tests wait on both. */
+const inFlight = new WeakMap();
+export async function busy(work, view = document.getElementById('view')) {
+  if (!view) return typeof work === 'function' ? work() : work;
+  inFlight.set(view, (inFlight.get(view) || 0) + 1);
+  view.setAttribute('aria-busy', 'true');
+  try {
+    return await (typeof work === 'function' ? work() : work);
+  } finally {
+    const left = inFlight.get(view) - 1;
+    inFlight.set(view, left);
+    if (!left) view.setAttribute('aria-busy', 'false');
+  }
+}
+
 export function mount(target, ...children) {
   target.replaceChildren();
   append(target, children);
@@ -72,7 +90,7 @@ export function form(attrs, children, action) {
     const button = el.querySelector('button[type=submit]');
     if (button) button.disabled = true;
     try {
-      await action(new FormData(el), status);
+      await busy(() => action(new FormData(el), status), el.closest('.view') || undefined);
     } catch (e) {
       status.replaceChildren(notice(e.message || String(e), 'error'));
     } finally {
@@ -94,7 +112,7 @@ export function confirmButton(label, confirmLabel, action) {
     }
     b.disabled = true;
     try {
-      await action(b);
+      await busy(() => action(b), b.closest('.view') || undefined);
     } catch (e) {
       b.replaceWith(notice(e.message || String(e), 'error'));
     }

@@ -3,7 +3,7 @@
 
 import { get, post } from '../api.js';
 import { barChart, miniBars } from '../chart.js';
-import { confirmButton, field, h, mount, notice, table, time } from '../dom.js';
+import { busy, confirmButton, field, h, mount, notice, table, time } from '../dom.js';
 import { projectPicker } from '../project.js';
 
 const STATUSES = ['', 'queued', 'processing', 'failed', 'completed', 'cancelled'];
@@ -13,7 +13,7 @@ export async function render(ctx) {
   const jobs = h('section', { id: 'jobs', 'aria-labelledby': 'jobs-h' });
   const queue = h('section', { id: 'queue', 'aria-labelledby': 'queue-h' });
   const usage = h('section', { id: 'usage', 'aria-labelledby': 'usage-h' });
-  const status = h('select', { id: 'job-status', name: 'status', onchange: () => loadJobs() },
+  const status = h('select', { id: 'job-status', name: 'status', onchange: () => busy(loadJobs(), main).catch((e) => jobs.prepend(notice(e.message, 'error'))) },
     STATUSES.map((s) => h('option', { value: s, selected: s === '' }, s || 'any')));
 
   async function act(job, what) {
@@ -34,7 +34,7 @@ export async function render(ctx) {
         { label: 'Session', cell: (j) => (j.serverSessionId ? h('a', { href: `#/sessions/${j.serverSessionId}` }, j.serverSessionId.slice(0, 8)) : '') },
         { label: 'Updated', cell: (j) => time(j.updatedAtEpoch) },
         { label: 'Actions', cell: (j) => (ctx.has('admin') ? [
-          ['failed', 'cancelled'].includes(j.status) ? h('button', { type: 'button', class: 'retry', onclick: () => act(j, 'retry').catch((e) => jobs.prepend(notice(e.message, 'error'))) }, `Retry ${j.id.slice(0, 8)}`) : null,
+          ['failed', 'cancelled'].includes(j.status) ? h('button', { type: 'button', class: 'retry', onclick: () => busy(act(j, 'retry'), main).catch((e) => jobs.prepend(notice(e.message, 'error'))) }, `Retry ${j.id.slice(0, 8)}`) : null,
           ['queued', 'processing'].includes(j.status) ? confirmButton(`Cancel ${j.id.slice(0, 8)}`, 'Confirm cancel', () => act(j, 'cancel')) : null,
         ] : '') },
       ], r.jobs, 'No job with this status.'));
@@ -86,13 +86,18 @@ export async function render(ctx) {
       live.onopen = () => { jobs.dataset.live = 'open'; };
       live.addEventListener('job.changed', () => {
         clearTimeout(pending);
-        pending = setTimeout(() => { loadJobs().catch(() => {}); loadQueue().catch(() => {}); }, 300);
+        pending = setTimeout(() => { busy(Promise.all([loadJobs(), loadQueue()]), main).catch(() => {}); }, 300);
       });
     }
   };
-  const picker = await projectPicker(ctx, (p) => { loadUsage(p); follow(p); });
+  let firstUsage = null;
+  const picker = await projectPicker(ctx, (p) => {
+    const loading = busy(loadUsage(p), main);
+    firstUsage = firstUsage || loading;
+    follow(p);
+  });
   mount(main, h('h1', {}, 'Jobs'), jobs, queue, h('div', { class: 'picker-row' }, picker), usage);
-  await Promise.all([loadJobs(), loadQueue()]);
+  await Promise.all([loadJobs(), loadQueue(), firstUsage]);
   const timer = setInterval(() => { loadQueue().catch(() => {}); }, 15000);
   ctx.onLeave(() => { clearInterval(timer); clearTimeout(pending); if (live) live.close(); });
 }

@@ -1,10 +1,10 @@
-// Observations: search with the API's filters, one observation's detail,
+// Observations: the newest first, search with the API's filters, one observation's detail,
 // edit (PATCH /v1/memories/{id}) and delete (DELETE /v1/memories/{id}).
 
 import { ApiError, del, get, patch } from '../api.js';
 
 const KINDS = ['bugfix', 'feature', 'refactor', 'change', 'discovery', 'decision', 'security_alert', 'security_note', 'note'];
-import { confirmButton, field, form, h, mount, notice, time } from '../dom.js';
+import { busy, confirmButton, field, form, h, mount, notice, time } from '../dom.js';
 import { currentProject, projectPicker } from '../project.js';
 
 function title(o) {
@@ -29,7 +29,9 @@ export async function render(ctx) {
       field('Match', h('select', { name: 'mode' }, h('option', { value: '' }, 'server default'), ['fulltext', 'vector', 'hybrid'].map((v) => h('option', { value: v }, v)))),
       field('Per page', h('input', { name: 'limit', type: 'number', min: 1, max: 100, value: 20 })),
     ));
-  let params = null;
+  // Until a search, the newest observations of the project.
+  const NEWEST = { orderBy: 'newest', summaries: 'false' };
+  let params = NEWEST;
   async function search(cursor) {
     const project = currentProject(ctx.session);
     if (!project) {
@@ -37,6 +39,7 @@ export async function render(ctx) {
       return;
     }
     const started = performance.now();
+    const newest = params === NEWEST;
     const r = await get('/v1/search', { ...params, projectId: project, cursor });
     const hits = r.results.map((hit) => (hit.type === 'observation' && hit.observation
       ? h('li', { class: 'hit' },
@@ -49,11 +52,15 @@ export async function render(ctx) {
           hit.summary.serverSessionId ? [' ', h('a', { href: `#/sessions/${hit.summary.serverSessionId}` }, 'session')] : '')
         : null));
     const elapsed = Math.round(performance.now() - started);
-    const more = r.nextCursor ? h('button', { type: 'button', onclick: () => search(r.nextCursor) }, 'Next page') : null;
+    const more = r.nextCursor ? h('button', { type: 'button', onclick: () => show(r.nextCursor) }, newest ? 'Older' : 'Next page') : null;
+    const n = r.results.length;
+    const count = newest ? `${n} newest observation${n === 1 ? '' : 's'}` : `${n} result${n === 1 ? '' : 's'}`;
     mount(results,
-      h('p', { class: 'muted', id: 'search-timing', 'data-ms': elapsed }, `${r.results.length} result${r.results.length === 1 ? '' : 's'} in ${elapsed} ms`),
-      hits.length ? h('ol', { class: 'hits' }, hits) : notice('No match.'), more);
+      newest ? h('h2', { id: 'results-h' }, 'Newest observations') : null,
+      h('p', { class: 'muted', id: 'search-timing', 'data-ms': elapsed, 'data-kind': newest ? 'newest' : 'search' }, `${count} in ${elapsed} ms`),
+      hits.length ? h('ol', { class: 'hits' }, hits) : notice(newest ? 'No observation yet.' : 'No match.'), more);
   }
+  const show = (cursor) => busy(() => search(cursor).catch((e) => mount(results, notice(e.message, 'error'))), main);
   const searchForm = form({ id: 'search', class: 'card', role: 'search' }, [
     field('Search', h('input', { name: 'query', id: 'query', type: 'search', placeholder: 'words, "a phrase", -word' })),
     filters,
@@ -62,8 +69,10 @@ export async function render(ctx) {
     params = Object.fromEntries([...data.entries()].filter(([, v]) => v !== ''));
     await search();
   });
-  const picker = await projectPicker(ctx, () => { if (params) search().catch((e) => mount(results, notice(e.message, 'error'))); });
+  let first = null;
+  const picker = await projectPicker(ctx, () => { const shown = show(); first = first || shown; });
   mount(main, h('h1', {}, 'Observations'), picker, searchForm, results);
+  await (first || show());
 }
 
 async function renderOne(ctx, id) {

@@ -2,10 +2,38 @@
 // events, the observations and summaries each produced, the job and its usage.
 
 import { get } from '../api.js';
-import { h, mount, notice, table, time } from '../dom.js';
+import { busy, h, mount, notice, table, time } from '../dom.js';
 import { projectPicker } from '../project.js';
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+const count = (n) => Number(n).toLocaleString('en-US');
+
+/** A job's usage as stored by the generator ({provider, model, input_tokens,
+ * output_tokens, cached_tokens, cache_creation_tokens, latency_ms}), in a
+ * few words: "in 1,234 · out 56 tokens · 1.2 s"; the model in its title. */
+function usageText(u) {
+  if (!u || typeof u !== 'object') return '—';
+  const num = (...keys) => {
+    for (const k of keys) if (typeof u[k] === 'number') return u[k];
+    return null;
+  };
+  const input = num('input_tokens', 'inputTokens');
+  const output = num('output_tokens', 'outputTokens');
+  const cached = num('cached_tokens', 'cachedTokens');
+  const ms = num('latency_ms', 'latencyMs');
+  const parts = [];
+  if (input != null || output != null) parts.push(`in ${count(input ?? 0)} · out ${count(output ?? 0)} tokens`);
+  if (cached) parts.push(`${count(cached)} cached`);
+  if (ms) parts.push(ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`);
+  if (!parts.length) parts.push(u.model || u.provider || '—');
+  return parts.join(' · ');
+}
+
+function usageCell(u) {
+  if (!u) return '—';
+  const model = [u.provider, u.model].filter(Boolean).join(' ');
+  return h('span', { class: 'usage', title: model || null }, usageText(u));
+}
 
 function missing(e, what) {
   return notice(e.status === 404 && e.code === 'route_not_found' ? `${what} is not served by this API version.` : e.message, e.status === 404 ? 'info' : 'error');
@@ -34,10 +62,12 @@ export async function render(ctx) {
       { label: 'Last event', cell: (x) => time(x.lastEventAt) },
       { label: 'Ended', cell: (x) => (x.endedAt ? time(x.endedAt) : 'open') },
     ], r.sessions, 'No session yet.'),
-    r.nextCursor ? h('button', { type: 'button', onclick: () => load(project, r.nextCursor) }, 'Older sessions') : null);
+    r.nextCursor ? h('button', { type: 'button', onclick: () => busy(load(project, r.nextCursor), main) }, 'Older sessions') : null);
   }
-  const picker = await projectPicker(ctx, (p) => load(p));
+  let first = null;
+  const picker = await projectPicker(ctx, (p) => { const loading = busy(load(p), main); first = first || loading; });
   mount(main, h('h1', {}, 'Sessions'), picker, list);
+  await first;
 }
 
 async function renderOne(ctx, id) {
@@ -64,7 +94,7 @@ async function renderOne(ctx, id) {
       { label: 'Type', cell: (j) => j.jobType },
       { label: 'Status', cell: (j) => h('span', { class: `chip status-${j.status}` }, j.status) },
       { label: 'Attempts', cell: (j) => String(j.attempts) },
-      { label: 'Usage', cell: (j) => (j.usage ? h('code', {}, JSON.stringify(j.usage)) : '—') },
+      { label: 'Usage', cell: (j) => usageCell(j.usage) },
       { label: 'Error', cell: (j) => j.lastError || '' },
     ], turn.jobs)) : null));
   mount(main, back,
@@ -81,6 +111,6 @@ async function renderOne(ctx, id) {
     t.jobs && t.jobs.length ? [h('h2', {}, 'Session jobs'), table('Jobs of no turn', [
       { label: 'Type', cell: (j) => j.jobType },
       { label: 'Status', cell: (j) => h('span', { class: `chip status-${j.status}` }, j.status) },
-      { label: 'Usage', cell: (j) => (j.usage ? h('code', {}, JSON.stringify(j.usage)) : '—') },
+      { label: 'Usage', cell: (j) => usageCell(j.usage) },
     ], t.jobs)] : null);
 }

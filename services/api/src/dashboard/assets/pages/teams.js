@@ -1,7 +1,7 @@
 // Teams (superadmin): list and create.
 
 import { get, patch, post } from '../api.js';
-import { field, form, h, mount, notice, table, time } from '../dom.js';
+import { busy, field, form, h, mount, notice, table, time } from '../dom.js';
 
 export async function render({ main }) {
   const list = h('section', {});
@@ -36,10 +36,10 @@ function budgetForm(team) {
   const f = form({ class: 'inline-form', 'data-team': team.slug }, [
     input,
     h('button', { type: 'submit' }, 'Set'),
-    h('button', { type: 'button', onclick: async () => {
+    h('button', { type: 'button', onclick: () => busy(async () => {
       const r = await patch(`/v1/admin/teams/${team.id}`, { llmDailyTokenBudget: null });
       show(f.querySelector('.form-status'), r.llmDailyTokenBudget);
-    } }, 'Remove'),
+    }, f.closest('.view') || undefined).catch((e) => f.querySelector('.form-status').replaceChildren(notice(e.message, 'error'))) }, 'Remove'),
   ], async (data, status) => {
     const r = await patch(`/v1/admin/teams/${team.id}`, { llmDailyTokenBudget: Number(data.get('budget')) });
     show(status, r.llmDailyTokenBudget);

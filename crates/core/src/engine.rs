@@ -1,0 +1,78 @@
+//! The engine's handle: what every path that stores or finds memory shares —
+//! the database, the privacy filter, how events group into turns, the
+//! embedder and the retrieval index — and where due jobs are announced.
+//! The server keeps one per process (inside its `AppState`); an embedding
+//! program gets one from [`crate::Cairn`].
+
+use std::sync::Arc;
+
+use cairn_shared::{jobs::Transport, privacy::PrivacyFilter};
+use futures::future::BoxFuture;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::ingest::Coalescing;
+
+/// Told after commit which jobs became due.
+pub trait Wake: Send + Sync {
+    fn wake<'a>(&'a self, job: Uuid) -> BoxFuture<'a, Transport>;
+}
+
+/// No one to tell: the job waits in Postgres for whoever claims it (an
+/// embedding program's inline generation, or a generator's sweep).
+pub struct NoWake;
+
+impl Wake for NoWake {
+    fn wake<'a>(&'a self, _: Uuid) -> BoxFuture<'a, Transport> {
+        Box::pin(async { Transport::QueuedOnly })
+    }
+}
+
+/// How the engine is set up.
+pub struct Options {
+    pub privacy: PrivacyFilter,
+    pub coalescing: Coalescing,
+    /// The query and memory embedder; `None` for words only.
+    pub embedder: Option<cairn_embed::Embedder>,
+    /// The index's memory bound and how often it follows the database.
+    pub retrieval: cairn_retrieval::Config,
+    pub wake: Arc<dyn Wake>,
+}
+
+pub struct Engine {
+    pub pool: PgPool,
+    pub privacy: PrivacyFilter,
+    pub coalescing: Coalescing,
+    /// `None` when embeddings are off or the model is missing: search and
+    /// context are then by words only.
+    pub embedder: Option<cairn_embed::Embedder>,
+    /// The retrieval engine every path that finds memory asks.
+    pub retrieval: Arc<cairn_retrieval::Engine>,
+    pub wake: Arc<dyn Wake>,
+    /// The index's follower, stopped with the engine.
+    follower: tokio::task::AbortHandle,
+}
+
+impl Engine {
+    /// Starts the retrieval index's follower (it builds a project's index on
+    /// its first search and follows the database after).
+    pub fn new(pool: PgPool, options: Options) -> Self {
+        let retrieval = cairn_retrieval::Engine::new(pool.clone(), options.retrieval);
+        let follower = retrieval.start().abort_handle();
+        Self {
+            pool,
+            privacy: options.privacy,
+            coalescing: options.coalescing,
+            embedder: options.embedder,
+            retrieval,
+            wake: options.wake,
+            follower,
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.follower.abort();
+    }
+}

@@ -1,0 +1,103 @@
+//! A ranked search through the retrieval engine (`cairn_retrieval`): every
+//! memory of the project, by words, by meaning or both, with the filters
+//! the engine holds (type, session, dates, states, as-of). Searches that
+//! need more (concept, file, agent, platform, quoted phrases) or a project
+//! the index's memory bound refused are answered by the Postgres statement
+//! (`sql`), which is exact for them: their filters narrow the matches.
+
+use chrono::Utc;
+
+use super::{Cursor, Filters, SearchRequest, mode::Mode, sql::HitKey};
+use crate::error::{Error, Result};
+
+/// Whether the engine can answer a search with these filters and text.
+pub fn serves(filters: &Filters, text: &str) -> bool {
+    filters.concepts.is_empty()
+        && filters.file.is_none()
+        && filters.agent.is_none()
+        && filters.platform_source.is_none()
+        && !text.contains('"')
+}
+
+/// The page's keys (`offset .. offset + limit`, plus one more when there is
+/// one) and the clock, or `None` when the engine cannot take the project.
+pub async fn ranked(
+    state: &crate::engine::Engine,
+    request: &SearchRequest,
+    mode: Mode,
+    wanted: &str,
+    excluded: &str,
+    cursor: Cursor,
+    limit: i64,
+) -> Result<Option<Vec<HitKey>>> {
+    let text = request.query.as_deref().unwrap_or_default();
+    let vector = match (&state.embedder, mode) {
+        (Some(embedder), Mode::Vector | Mode::Hybrid) => {
+            match state.retrieval.embed_query(embedder, text).await {
+                Ok(v) => Some(v),
+                Err(e) if mode == Mode::Hybrid => {
+                    tracing::warn!(error = %e, "query not embedded: answered by words");
+                    None
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "query not embedded");
+                    return Err(Error::new(
+                        http::StatusCode::SERVICE_UNAVAILABLE,
+                        "embeddings_unavailable",
+                        "the query could not be embedded; try `mode=fulltext` or `hybrid`",
+                    ));
+                }
+            }
+        }
+        _ => None,
+    };
+    let as_of = cursor.as_of.unwrap_or_else(Utc::now);
+    let f = &request.filters;
+    let filters = cairn_retrieval::Filters {
+        kinds: f.kinds.clone(),
+        session_id: f.session_id,
+        since: f.since,
+        until: f.until,
+    };
+    let query = cairn_retrieval::Query {
+        project_id: request.project_id,
+        text: wanted,
+        exclude: excluded,
+        vector: vector.as_deref().map(Vec::as_slice),
+        filters: &filters,
+        as_of,
+        summaries: request.include_summaries && request.filters.admits_summaries(),
+        mode: match mode {
+            Mode::Fulltext => cairn_retrieval::Mode::Lexical,
+            Mode::Vector => cairn_retrieval::Mode::Semantic,
+            Mode::Hybrid if vector.is_some() => cairn_retrieval::Mode::Hybrid,
+            Mode::Hybrid => cairn_retrieval::Mode::Lexical,
+        },
+        want: (cursor.offset + limit + 1) as usize,
+        lexical_weight: None,
+    };
+    let hits = state.retrieval.search(&query).await.map_err(failed)?;
+    Ok(hits.map(|hits| {
+        hits.into_iter()
+            .skip(cursor.offset as usize)
+            .map(|h| HitKey {
+                source: h.source.as_str().to_string(),
+                id: h.id,
+                score: h.score,
+                as_of,
+            })
+            .collect()
+    }))
+}
+
+/// A database error the engine met is the database's (503 when it is
+/// away); anything else is logged and internal.
+pub fn failed(e: anyhow::Error) -> Error {
+    match e.downcast::<sqlx::Error>() {
+        Ok(db) => db.into(),
+        Err(e) => {
+            tracing::error!(error = %format!("{e:#}"), "retrieval failed");
+            Error::internal()
+        }
+    }
+}

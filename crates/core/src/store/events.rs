@@ -1,0 +1,118 @@
+//! Agent events: inserted idempotently, read back by id.
+
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgExecutor, prelude::FromRow};
+use uuid::Uuid;
+
+use crate::tenancy::ProjectRef;
+
+#[derive(Clone, Debug, FromRow)]
+pub struct EventRow {
+    pub id: Uuid,
+    pub team_id: Uuid,
+    pub project_id: Uuid,
+    pub session_id: Option<Uuid>,
+    pub job_id: Option<Uuid>,
+    pub source_adapter: String,
+    pub source_type: String,
+    pub event_type: String,
+    pub platform_source: Option<String>,
+    pub source_event_id: Option<String>,
+    pub prompt_number: Option<i32>,
+    pub tool_name: Option<String>,
+    pub payload: serde_json::Value,
+    pub metadata: serde_json::Value,
+    pub occurred_at: DateTime<Utc>,
+    pub received_at: DateTime<Utc>,
+    pub created_at: DateTime<Utc>,
+}
+
+macro_rules! columns {
+    () => {
+        "id, team_id, project_id, session_id, job_id, source_adapter, source_type, event_type, platform_source,
+         source_event_id, prompt_number, tool_name, payload, metadata, occurred_at, received_at, created_at"
+    };
+}
+
+pub struct NewEvent<'a> {
+    pub id: Uuid,
+    pub project: ProjectRef,
+    pub session_id: Option<Uuid>,
+    pub job_id: Option<Uuid>,
+    pub source_adapter: &'a str,
+    pub source_type: &'a str,
+    pub event_type: &'a str,
+    pub platform_source: Option<&'a str>,
+    pub source_event_id: Option<&'a str>,
+    pub idempotency_key: &'a str,
+    pub prompt_number: Option<i32>,
+    pub tool_name: Option<&'a str>,
+    pub payload: &'a serde_json::Value,
+    pub metadata: &'a serde_json::Value,
+    pub occurred_at: DateTime<Utc>,
+}
+
+/// Inserts the event; `None` when its idempotency key is already stored.
+pub async fn insert(conn: &mut PgConnection, e: NewEvent<'_>) -> sqlx::Result<Option<EventRow>> {
+    sqlx::query_as(concat!(
+        "INSERT INTO agent_events (id, team_id, project_id, session_id, job_id, source_adapter, source_type,
+             event_type, platform_source, source_event_id, idempotency_key, prompt_number, tool_name, payload,
+             metadata, occurred_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+         ON CONFLICT (project_id, idempotency_key) DO NOTHING
+         RETURNING ",
+        columns!()
+    ))
+    .bind(e.id)
+    .bind(e.project.team_id)
+    .bind(e.project.id)
+    .bind(e.session_id)
+    .bind(e.job_id)
+    .bind(e.source_adapter)
+    .bind(e.source_type)
+    .bind(e.event_type)
+    .bind(e.platform_source)
+    .bind(e.source_event_id)
+    .bind(e.idempotency_key)
+    .bind(e.prompt_number)
+    .bind(e.tool_name)
+    .bind(e.payload)
+    .bind(e.metadata)
+    .bind(e.occurred_at)
+    .fetch_optional(conn)
+    .await
+}
+
+pub async fn find_by_key(
+    db: impl PgExecutor<'_>,
+    project_id: Uuid,
+    idempotency_key: &str,
+) -> sqlx::Result<Option<EventRow>> {
+    sqlx::query_as(concat!(
+        "SELECT ",
+        columns!(),
+        " FROM agent_events WHERE project_id = $1 AND idempotency_key = $2"
+    ))
+    .bind(project_id)
+    .bind(idempotency_key)
+    .fetch_optional(db)
+    .await
+}
+
+pub async fn get(
+    db: impl PgExecutor<'_>,
+    team_id: Uuid,
+    project_id: Option<Uuid>,
+    id: Uuid,
+) -> sqlx::Result<Option<EventRow>> {
+    sqlx::query_as(concat!(
+        "SELECT ",
+        columns!(),
+        " FROM agent_events WHERE id = $1 AND team_id = $2 AND ($3::uuid IS NULL OR project_id = $3)"
+    ))
+    .bind(id)
+    .bind(team_id)
+    .bind(project_id)
+    .fetch_optional(db)
+    .await
+}

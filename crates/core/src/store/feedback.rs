@@ -1,0 +1,63 @@
+//! Feedback on memories (migration 0023): a mark (helpful or misleading)
+//! is a row of `memory_feedback`, and the observation's counts move in the
+//! same transaction (which stamps the retrieval feed, so every replica's
+//! index re-ranks it).
+
+use serde::Serialize;
+use sqlx::{PgConnection, prelude::FromRow};
+
+use uuid::Uuid;
+
+/// An observation's feedback so far.
+#[derive(Clone, Copy, Debug, Serialize, FromRow, PartialEq, Eq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Counts {
+    pub project_id: Uuid,
+    pub helpful: i32,
+    pub misleading: i32,
+}
+
+/// Records a mark on an observation of `team_id` (and of `project_id` when
+/// the token is bound to one); `None` when there is no such observation.
+#[tracing::instrument(skip(conn, note))]
+pub async fn record(
+    conn: &mut PgConnection,
+    team_id: Uuid,
+    project_id: Option<Uuid>,
+    observation_id: Uuid,
+    helpful: bool,
+    note: &str,
+    actor_token_id: Uuid,
+) -> sqlx::Result<Option<Counts>> {
+    let counts: Option<Counts> = sqlx::query_as(
+        "UPDATE observations
+         SET helpful_count = helpful_count + CASE WHEN $4 THEN 1 ELSE 0 END,
+             misleading_count = misleading_count + CASE WHEN $4 THEN 0 ELSE 1 END
+         WHERE id = $1 AND team_id = $2 AND ($3::uuid IS NULL OR project_id = $3)
+         RETURNING project_id, helpful_count AS helpful, misleading_count AS misleading",
+    )
+    .bind(observation_id)
+    .bind(team_id)
+    .bind(project_id)
+    .bind(helpful)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(counts) = counts else {
+        return Ok(None);
+    };
+    sqlx::query(
+        "INSERT INTO memory_feedback (id, team_id, project_id, observation_id, verdict, note, actor_token_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(Uuid::now_v7())
+    .bind(team_id)
+    .bind(counts.project_id)
+    .bind(observation_id)
+    .bind(if helpful { "helpful" } else { "misleading" })
+    .bind(note)
+    .bind(actor_token_id)
+    .execute(&mut *conn)
+    .await?;
+    Ok(Some(counts))
+}
