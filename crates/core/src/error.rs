@@ -57,6 +57,11 @@ impl Error {
         )
         .retry_after(retry_after.max(1))
     }
+    /// The same error, saying `message`.
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = message.into();
+        self
+    }
     pub fn retry_after(mut self, seconds: u64) -> Self {
         self.retry_after = Some(seconds);
         self

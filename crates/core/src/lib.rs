@@ -11,8 +11,10 @@
 //! - `memory`: the memory lifecycle (states, transitions, their log);
 //! - `search` and `context`: retrieval and the context builder;
 //! - `store`: the SQL of each table or aggregate;
-//! - `engine`: the handle they share; `tenancy`: what every call names.
+//! - `engine`: the handle they share; `tenancy`: what every call names;
+//! - `client`: [`Cairn`], the engine for an embedding program.
 
+pub mod client;
 pub mod context;
 pub mod engine;
 pub mod error;
@@ -24,5 +26,6 @@ pub mod store;
 pub mod tenancy;
 pub mod upkeep;
 
+pub use client::Cairn;
 pub use engine::Engine;
 pub use error::{Error, Result};

@@ -291,6 +291,9 @@ pub enum ClaimTarget {
     Job(Uuid),
     /// Up to this many due jobs, oldest first.
     AnyDue(i64),
+    /// Up to this many due jobs of one project, oldest first (inline
+    /// generation in an embedding program).
+    ProjectDue(Uuid, i64),
 }
 
 /// queued → processing: takes due jobs no other worker holds (`FOR UPDATE
@@ -303,15 +306,16 @@ pub async fn claim(
     lease: Duration,
     target: ClaimTarget,
 ) -> sqlx::Result<Vec<ClaimedJob>> {
-    let (only, limit) = match target {
-        ClaimTarget::Job(id) => (Some(id), 1),
-        ClaimTarget::AnyDue(n) => (None, n),
+    let (only, limit, project) = match target {
+        ClaimTarget::Job(id) => (Some(id), 1, None),
+        ClaimTarget::AnyDue(n) => (None, n, None),
+        ClaimTarget::ProjectDue(project, n) => (None, n, Some(project)),
     };
     sqlx::query_as(
         "WITH next AS (
              SELECT id FROM generation_jobs
              WHERE status = 'queued' AND next_attempt_at <= now() AND attempts < max_attempts
-               AND ($3::uuid IS NULL OR id = $3)
+               AND ($3::uuid IS NULL OR id = $3) AND ($5::uuid IS NULL OR project_id = $5)
              ORDER BY next_attempt_at, id
              LIMIT $4 FOR UPDATE SKIP LOCKED
          ), moved AS (
@@ -332,6 +336,7 @@ pub async fn claim(
     .bind(lease)
     .bind(only)
     .bind(limit)
+    .bind(project)
     .fetch_all(db)
     .await
     .inspect(|claimed: &Vec<ClaimedJob>| count_transition("queued", "processing", "claim", claimed.len() as u64))
