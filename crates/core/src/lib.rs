@@ -9,6 +9,7 @@
 //! - `generation`: a claimed job → prompt → provider → parse → observations
 //!   and summaries, through the job state machine (`cairn_shared::jobs`);
 //! - `memory`: the memory lifecycle (states, transitions, their log);
+//! - `sessions`: how turns and sessions end, for every path that ends one;
 //! - `search` and `context`: retrieval and the context builder;
 //! - `store`: the SQL of each table or aggregate;
 //! - `engine`: the handle they share; `tenancy`: what every call names;
@@ -22,6 +23,7 @@ pub mod generation;
 pub mod ingest;
 pub mod memory;
 pub mod search;
+pub mod sessions;
 pub mod store;
 pub mod tenancy;
 pub mod upkeep;

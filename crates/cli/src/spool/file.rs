@@ -5,9 +5,9 @@
 
 use std::{
     collections::HashSet,
-    fs::{DirBuilder, File, OpenOptions},
+    fs::{File, OpenOptions},
     io::{Read, Seek, SeekFrom, Write},
-    os::unix::fs::{DirBuilderExt, OpenOptionsExt},
+    os::unix::fs::OpenOptionsExt,
     path::Path,
 };
 
@@ -22,26 +22,6 @@ const TRIM_TO_PERCENT: u64 = 90;
 pub struct Snapshot {
     pub entries: Vec<Entry>,
     pub bytes: u64,
-}
-
-pub(super) fn create_dir(dir: &Path) -> std::io::Result<()> {
-    DirBuilder::new().recursive(true).mode(0o700).create(dir)
-}
-
-/// Writes `bytes` to `path` through a temp file in the same directory, synced, then renamed.
-pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("spool");
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    file.write_all(bytes)?;
-    file.sync_data()?;
-    std::fs::rename(&tmp, path)
 }
 
 fn read_all(path: &Path) -> std::io::Result<Vec<u8>> {
@@ -83,7 +63,7 @@ impl Spool {
     /// Appends one event durably (fsync'd before returning). Past the bound,
     /// the oldest lines go first and are counted in the sidecar.
     pub fn append(&self, entry: &Entry) -> std::io::Result<()> {
-        create_dir(&self.dir)?;
+        super::disk::create_dir(&self.dir)?;
         let line = entry.to_line();
         let _guard = self.append_lock()?;
         let path = self.path();
@@ -136,7 +116,7 @@ impl Spool {
             dropped += 1;
         }
         meta::add_dropped(&self.sibling("meta"), dropped)?;
-        write_atomic(&path, &out)
+        super::disk::write_atomic(&path, &out)
     }
 
     /// The oldest entry waiting, read without the rest of the file: a hook
@@ -189,7 +169,7 @@ impl Spool {
         if cut == 0 {
             return Ok(());
         }
-        write_atomic(&path, &bytes[cut..])
+        super::disk::write_atomic(&path, &bytes[cut..])
     }
 
     /// Under the append lock: when nothing deliverable is left, empties the
@@ -203,7 +183,7 @@ impl Spool {
             return Ok(None);
         }
         if !bytes.is_empty() {
-            write_atomic(&path, b"")?;
+            super::disk::write_atomic(&path, b"")?;
         }
         Ok(Some(guard))
     }

@@ -18,7 +18,7 @@ pub struct FlushGuard(#[allow(dead_code)] File);
 
 fn open(path: &Path) -> std::io::Result<File> {
     if let Some(dir) = path.parent() {
-        super::file::create_dir(dir)?;
+        super::disk::create_dir(dir)?;
     }
     OpenOptions::new()
         .read(true)

@@ -23,5 +23,5 @@ pub fn add_dropped(path: &Path, n: u64) -> std::io::Result<()> {
     let mut meta = read(path);
     meta.dropped = meta.dropped.saturating_add(n);
     let text = serde_json::to_vec(&meta).map_err(std::io::Error::other)?;
-    super::file::write_atomic(path, &text)
+    super::disk::write_atomic(path, &text)
 }

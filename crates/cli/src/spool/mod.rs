@@ -2,6 +2,7 @@
 //! per server and token, appended under a lock, bounded, replayed in order.
 
 pub mod cli;
+mod disk;
 mod entry;
 mod file;
 mod lock;

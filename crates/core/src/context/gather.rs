@@ -1,14 +1,18 @@
-//! What a context is made from, read from Postgres: the project's settings,
+//! What a context is made from (read through `store::context`): the project's settings,
 //! its newest summaries and observations, and (with a query) the
 //! observations that match it best — by its words, and with an embedder by
 //! its meaning too, the two fused as search fuses them (`relevant`). Every
 //! query is bounded to one project.
 
 use chrono::{DateTime, Utc};
-use sqlx::{PgPool, prelude::FromRow};
-
-use crate::{engine::Engine, error::Result, store::file_memories};
 use uuid::Uuid;
+
+pub use crate::store::context::{ObservationItem, ProjectSettings, SummaryItem, settings};
+use crate::{
+    engine::Engine,
+    error::Result,
+    store::{context as store, file_memories},
+};
 
 /// Newest summaries considered.
 const SUMMARIES: i64 = 8;
@@ -19,45 +23,6 @@ pub const DETAILED: i64 = 3;
 /// Observations counted for the footer, at most.
 pub const COUNT_CAP: i64 = 1000;
 
-#[derive(Clone, Debug, FromRow)]
-pub struct ProjectSettings {
-    pub name: String,
-    pub context_budget_tokens: i32,
-    pub prompt_context: bool,
-    pub prompt_context_budget_tokens: i32,
-}
-
-#[derive(Clone, Debug, FromRow)]
-pub struct SummaryItem {
-    pub id: Uuid,
-    pub session_id: Uuid,
-    pub scope: String,
-    pub request: String,
-    pub learned: String,
-    pub completed: String,
-    pub next_steps: String,
-    pub created_at: DateTime<Utc>,
-}
-
-#[derive(Clone, Debug, FromRow)]
-pub struct ObservationItem {
-    pub id: Uuid,
-    pub kind: String,
-    pub title: String,
-    pub subtitle: String,
-    pub facts: Vec<String>,
-    pub narrative: String,
-    pub files_read: Vec<String>,
-    pub files_modified: Vec<String>,
-    pub created_at: DateTime<Utc>,
-    /// `live` or `stale` (context never reads the other states; migration 0014).
-    pub state: String,
-    /// The repository root (or working directory) of its session: paths are
-    /// shown relative to it. Absent where a statement does not read it.
-    #[sqlx(default)]
-    pub root: Option<String>,
-}
-
 /// The candidates, newest first.
 #[derive(Clone, Debug, Default)]
 pub struct Candidates {
@@ -67,38 +32,6 @@ pub struct Candidates {
     pub relevant: Vec<ObservationItem>,
     /// Observations in the project, counted up to `COUNT_CAP`.
     pub total_observations: i64,
-}
-
-pub async fn settings(pool: &PgPool, project_id: Uuid) -> sqlx::Result<Option<ProjectSettings>> {
-    sqlx::query_as(
-        "SELECT name, context_budget_tokens, prompt_context, prompt_context_budget_tokens
-         FROM projects WHERE id = $1",
-    )
-    .bind(project_id)
-    .fetch_optional(pool)
-    .await
-}
-
-const OBSERVATION_COLUMNS: &str = "id, kind, title, subtitle, facts, narrative, files_read, files_modified, \
-     created_at, (SELECT coalesce(s.repo_root, s.cwd) FROM sessions s WHERE s.id = observations.session_id) AS root, state";
-
-/// [`OBSERVATION_COLUMNS`] as of the time in parameter `$p` (NULL: now): a
-/// memory whose state changed after it is shown as it was then, live.
-fn columns_as_of(p: usize) -> String {
-    OBSERVATION_COLUMNS.replace(
-        ", state",
-        &format!(", CASE WHEN state_changed_at > ${p}::timestamptz THEN 'live' ELSE state END AS state"),
-    )
-}
-
-/// The states context gives back, as of the time in parameter `$p` (NULL:
-/// now): live and stale memories written by then; superseded, merged and
-/// archived ones are never injected, unless they became so after it.
-fn injected(p: usize) -> String {
-    format!(
-        "created_at <= coalesce(${p}::timestamptz, now())
-         AND (state IN ('live', 'stale') OR state_changed_at > ${p}::timestamptz)"
-    )
 }
 
 /// What a session is working on, as its hook saw it at the start.
@@ -120,34 +53,10 @@ pub async fn candidates(
     as_of: Option<DateTime<Utc>>,
 ) -> Result<Candidates> {
     let pool = &state.pool;
-    let summaries = sqlx::query_as(
-        "SELECT id, session_id, scope, request, learned, completed, next_steps, created_at
-         FROM summaries WHERE project_id = $1 AND created_at <= coalesce($3::timestamptz, now())
-         ORDER BY created_at DESC, id DESC LIMIT $2",
-    )
-    .bind(project_id)
-    .bind(SUMMARIES)
-    .bind(as_of)
-    .fetch_all(pool);
-    let recent = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {} FROM observations WHERE project_id = $1 AND {}
-         ORDER BY created_at DESC, id DESC LIMIT $2",
-        columns_as_of(3),
-        injected(3)
-    )))
-    .bind(project_id)
-    .bind(RECENT)
-    .bind(as_of)
-    .fetch_all(pool);
+    let summaries = store::newest_summaries(pool, project_id, SUMMARIES, as_of);
+    let recent = store::newest_observations(pool, project_id, RECENT, as_of);
     // Counted up to a cap: the footer says "1000+" rather than scan a large project.
-    let total = sqlx::query_scalar(
-        "SELECT count(*) FROM (SELECT 1 FROM observations WHERE project_id = $1
-                               AND created_at <= coalesce($3::timestamptz, now()) LIMIT $2) capped",
-    )
-    .bind(project_id)
-    .bind(COUNT_CAP)
-    .bind(as_of)
-    .fetch_one(pool);
+    let total = store::count_observations(pool, project_id, COUNT_CAP, as_of);
     let (summaries, recent, total_observations): (Vec<SummaryItem>, Vec<ObservationItem>, i64) =
         tokio::try_join!(summaries, recent, total)?;
     let relevant = match query.map(str::trim).filter(|q| !q.is_empty()) {
@@ -160,7 +69,7 @@ pub async fn candidates(
                 paths => file_memories::of_files(pool, project_id, paths, DETAILED).await?,
             };
             if let Some(b) = work.branch.filter(|b| !is_default_branch(b)) {
-                relevant.extend(of_branch(pool, project_id, b, as_of).await?);
+                relevant.extend(store::of_branch(pool, project_id, b, DETAILED, as_of).await?);
             }
             let mut seen = std::collections::HashSet::new();
             relevant.retain(|o| seen.insert(o.id));
@@ -253,13 +162,13 @@ pub async fn relevant_scored(
         of(cairn_retrieval::Source::Summary),
     );
     let mut known: std::collections::HashMap<Uuid, ObservationItem> =
-        by_ids(&state.pool, project_id, &observation_ids, as_of)
+        store::observations_by_ids(&state.pool, project_id, &observation_ids, as_of)
             .await?
             .into_iter()
             .map(|o| (o.id, o))
             .collect();
     if !summary_ids.is_empty() {
-        for s in summaries_by_ids(&state.pool, project_id, &summary_ids, as_of).await? {
+        for s in store::summaries_by_ids(&state.pool, project_id, &summary_ids, as_of).await? {
             known.insert(s.id, summary_item(s));
         }
     }
@@ -296,69 +205,7 @@ fn summary_item(s: SummaryItem) -> ObservationItem {
     }
 }
 
-#[tracing::instrument(skip(pool, ids), fields(ids = ids.len()))]
-async fn summaries_by_ids(
-    pool: &PgPool,
-    project_id: Uuid,
-    ids: &[Uuid],
-    as_of: Option<DateTime<Utc>>,
-) -> sqlx::Result<Vec<SummaryItem>> {
-    sqlx::query_as(
-        "SELECT id, session_id, scope, request, learned, completed, next_steps, created_at
-         FROM summaries WHERE project_id = $1 AND id = ANY($2) AND created_at <= coalesce($3::timestamptz, now())",
-    )
-    .bind(project_id)
-    .bind(ids)
-    .bind(as_of)
-    .fetch_all(pool)
-    .await
-}
-
 /// Branches every session works on: memories of them say nothing of the work at hand.
 fn is_default_branch(branch: &str) -> bool {
     matches!(branch, "main" | "master" | "trunk" | "develop" | "dev" | "HEAD")
-}
-
-/// The newest `DETAILED` observations (plans aside: they have their own
-/// heading) of the project's sessions on `branch`.
-#[tracing::instrument(skip(pool))]
-async fn of_branch(
-    pool: &PgPool,
-    project_id: Uuid,
-    branch: &str,
-    as_of: Option<DateTime<Utc>>,
-) -> sqlx::Result<Vec<ObservationItem>> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {} FROM observations
-         WHERE project_id = $1 AND {} AND kind <> 'plan'
-           AND session_id IN (SELECT id FROM sessions WHERE project_id = $1 AND branch = $2)
-         ORDER BY created_at DESC, id DESC LIMIT $4",
-        columns_as_of(3),
-        injected(3)
-    )))
-    .bind(project_id)
-    .bind(branch)
-    .bind(as_of)
-    .bind(DETAILED)
-    .fetch_all(pool)
-    .await
-}
-
-#[tracing::instrument(skip(pool, ids), fields(ids = ids.len()))]
-async fn by_ids(
-    pool: &PgPool,
-    project_id: Uuid,
-    ids: &[Uuid],
-    as_of: Option<DateTime<Utc>>,
-) -> sqlx::Result<Vec<ObservationItem>> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {} FROM observations WHERE project_id = $1 AND id = ANY($2) AND {}",
-        columns_as_of(3),
-        injected(3)
-    )))
-    .bind(project_id)
-    .bind(ids)
-    .bind(as_of)
-    .fetch_all(pool)
-    .await
 }

@@ -12,6 +12,7 @@ use super::{
 use crate::{
     error::{Error, Result},
     ingest::Coalescing,
+    sessions::end,
     store::{
         events::{self, EventRow, NewEvent},
         jobs::{self, JobRow},
@@ -221,52 +222,12 @@ async fn apply_plan(
         }
         JobPlan::EndTurn => {
             sessions::close_turn_prompt(&mut *conn, session.id).await?;
-            let mut due: Vec<Uuid> = jobs::seal_turn(&mut *conn, session.id, turn)
-                .await?
-                .map(|j| j.id)
-                .into_iter()
-                .collect();
-            let key = format!("turn_summary:{}:{turn}", session.id);
-            let job = jobs::ensure_job(
-                conn,
-                project,
-                Some(session.id),
-                Some(event_id),
-                "turn_summary",
-                Some(turn),
-                &key,
-            )
-            .await?;
-            if job.is_due() {
-                due.push(job.id);
-            }
-            Ok((Some(job), due))
+            let ended = end::end_turn(conn, project, session.id, turn, Some(event_id), true).await?;
+            Ok((ended.summary, ended.due))
         }
         JobPlan::EndSession => {
-            let mut due: Vec<Uuid> = jobs::seal_turn(&mut *conn, session.id, turn)
-                .await?
-                .map(|j| j.id)
-                .into_iter()
-                .collect();
-            if turn == 0 {
-                // Nothing was asked in this session: nothing to summarise.
-                return Ok((None, due));
-            }
-            let key = format!("session_summary:{}:{turn}", session.id);
-            let job = jobs::ensure_job(
-                conn,
-                project,
-                Some(session.id),
-                Some(event_id),
-                "session_summary",
-                Some(turn),
-                &key,
-            )
-            .await?;
-            if job.is_due() {
-                due.push(job.id);
-            }
-            Ok((Some(job), due))
+            let ended = end::end_session(conn, project, session.id, turn, Some(event_id)).await?;
+            Ok((ended.summary, ended.due))
         }
     }
 }

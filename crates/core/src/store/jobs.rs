@@ -256,3 +256,12 @@ pub async fn queue_stats(
         oldest_queued_age_seconds: oldest,
     })
 }
+
+/// A job's status and when it last changed, as text (`None`: no such job).
+#[tracing::instrument(skip(db))]
+pub async fn status_of(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<(String, DateTime<Utc>)>> {
+    sqlx::query_as("SELECT status, updated_at FROM generation_jobs WHERE id = $1")
+        .bind(id)
+        .fetch_optional(db)
+        .await
+}

@@ -2,6 +2,7 @@
 //! scoped by team (and project where the caller is project-scoped).
 
 pub mod code;
+pub mod context;
 pub mod events;
 pub mod feedback;
 pub mod file_memories;
@@ -9,6 +10,7 @@ pub mod jobs;
 pub mod memory_digest;
 pub mod observations;
 pub mod plans;
+pub mod purge;
 pub mod queue;
 pub mod retrievals;
 pub mod session_views;

@@ -1,7 +1,8 @@
 //! The generation queue's figures for the admin dashboard: depth by status,
 //! the oldest due job's wait, completions per minute over the last hour,
 //! and failed attempts by class over the last day. `team_id` `None` reads
-//! every team (superadmin).
+//! every team (superadmin). And the generator sweeper's reads: how many
+//! jobs are due, and the queue gauges.
 
 use chrono::{DateTime, Utc};
 use sqlx::{PgPool, prelude::FromRow};
@@ -87,5 +88,36 @@ pub async fn failures_by_class(pool: &PgPool, team_id: Option<Uuid>) -> sqlx::Re
     )
     .bind(team_id)
     .fetch_all(pool)
+    .await
+}
+
+/// Due jobs a worker could claim now, counted up to `cap`.
+#[tracing::instrument(skip(pool))]
+pub async fn due_count(pool: &PgPool, cap: i64) -> sqlx::Result<i64> {
+    sqlx::query_scalar(
+        "SELECT count(*) FROM (SELECT 1 FROM generation_jobs
+             WHERE status = 'queued' AND next_attempt_at <= now() AND attempts < max_attempts LIMIT $1) due",
+    )
+    .bind(cap)
+    .fetch_one(pool)
+    .await
+}
+
+/// Jobs by status, every team.
+#[tracing::instrument(skip(pool))]
+pub async fn count_by_status(pool: &PgPool) -> sqlx::Result<Vec<(String, i64)>> {
+    sqlx::query_as("SELECT status, count(*) FROM generation_jobs GROUP BY status")
+        .fetch_all(pool)
+        .await
+}
+
+/// How long the oldest due job has waited, in seconds (`None`: none is due).
+#[tracing::instrument(skip(pool))]
+pub async fn oldest_due_seconds(pool: &PgPool) -> sqlx::Result<Option<f64>> {
+    sqlx::query_scalar(
+        "SELECT extract(epoch FROM now() - min(next_attempt_at))::float8 FROM generation_jobs
+         WHERE status = 'queued' AND next_attempt_at <= now()",
+    )
+    .fetch_one(pool)
     .await
 }

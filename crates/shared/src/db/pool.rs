@@ -37,3 +37,8 @@ pub async fn connect(config: &StoreConfig) -> anyhow::Result<PgPool> {
 fn ms(d: Duration) -> String {
     format!("{}ms", d.as_millis())
 }
+
+/// True when Postgres answers a trivial statement.
+pub async fn ping(pool: &PgPool) -> bool {
+    sqlx::query("SELECT 1").execute(pool).await.is_ok()
+}

@@ -205,13 +205,7 @@ async fn wait_for_settled(state: &AppState, job: &mut JobSummaryDto, max: Durati
             return Ok(());
         }
         tokio::time::sleep(Duration::from_millis(100).min(deadline - Instant::now())).await;
-        let Some(row) = sqlx::query_as::<_, (String, chrono::DateTime<chrono::Utc>)>(
-            "SELECT status, updated_at FROM generation_jobs WHERE id = $1",
-        )
-        .bind(job.id)
-        .fetch_optional(&state.pool)
-        .await?
-        else {
+        let Some(row) = crate::store::jobs::status_of(&state.pool, job.id).await? else {
             return Ok(());
         };
         job.status = row.0;

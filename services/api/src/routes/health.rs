@@ -20,7 +20,7 @@ pub async fn healthz() -> Json<Status> {
 }
 
 async fn postgres_ok(state: &AppState) -> bool {
-    sqlx::query("SELECT 1").execute(&state.pool).await.is_ok()
+    cairn_shared::db::ping(&state.pool).await
 }
 
 #[derive(Serialize, ToSchema)]

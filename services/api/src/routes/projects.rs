@@ -11,6 +11,7 @@ use crate::{
     error::ApiResult,
     extract::{Json, Path},
     state::AppState,
+    store::purge,
 };
 
 #[derive(Serialize, ToSchema, Default)]
@@ -36,21 +37,14 @@ pub async fn purge_project_memory(
     auth.require(Scope::Admin)?;
     let project = auth.project(&state, Some(&project_id)).await?;
     let mut tx = state.pool.begin().await?;
-    let mut counts = PurgeCounts::default();
-    for (table, slot) in [
-        ("observations", &mut counts.observations),
-        ("summaries", &mut counts.summaries),
-        ("agent_events", &mut counts.events),
-        ("generation_jobs", &mut counts.jobs),
-        ("sessions", &mut counts.sessions),
-    ] {
-        let sql = format!("DELETE FROM {table} WHERE project_id = $1");
-        *slot = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(project.id)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-    }
+    let purged = purge::project_memory(&mut tx, project.id).await?;
+    let counts = PurgeCounts {
+        observations: purged.observations,
+        summaries: purged.summaries,
+        events: purged.events,
+        jobs: purged.jobs,
+        sessions: purged.sessions,
+    };
     crate::routes::admin::record(
         &mut *tx,
         &auth,

@@ -1,6 +1,7 @@
 //! claude-mem's session routes: start (idempotent on the agent's ids), read, end.
 
 use axum::{extract::State, http::StatusCode};
+use cairn_core::sessions::end;
 use cairn_shared::auth::Scope;
 use cairn_wakeup::Transport;
 use serde::{Deserialize, Serialize};
@@ -14,10 +15,7 @@ use crate::{
     extract::{Json, Path},
     ingest::{self, EventKind, IncomingEvent, SessionTarget, idempotency_key_from_body},
     state::AppState,
-    store::{
-        jobs,
-        sessions::{self, SessionChange, SessionKey},
-    },
+    store::sessions::{self, SessionChange, SessionKey},
 };
 
 #[derive(Deserialize, ToSchema)]
@@ -182,23 +180,9 @@ pub async fn end_session(
     };
     let turn = existing.prompt_counter;
     let mut tx = state.pool.begin().await?;
-    let mut due: Vec<Uuid> = jobs::seal_turn(&mut tx, id, turn)
-        .await?
-        .map(|j| j.id)
-        .into_iter()
-        .collect();
     let private = existing.private_prompt_number == Some(turn);
-    let job = if turn > 0 && !private {
-        let key = format!("turn_summary:{id}:{turn}");
-        let job =
-            jobs::ensure_job(&mut tx, project, Some(id), None, "turn_summary", Some(turn), &key).await?;
-        if job.is_due() {
-            due.push(job.id);
-        }
-        Some(job)
-    } else {
-        None
-    };
+    let ended = end::end_turn(&mut tx, project, id, turn, None, turn > 0 && !private).await?;
+    let (job, due) = (ended.summary, ended.due);
     sessions::close_turn_prompt(&mut *tx, id).await?;
     let session = sessions::mark_ended(&mut *tx, id).await?;
     tx.commit().await?;

@@ -5,7 +5,6 @@
 //! past every guard) is started again (`supervise`).
 
 mod heartbeat;
-pub mod idle_sessions;
 mod pool;
 mod sweeper;
 mod wakeups;

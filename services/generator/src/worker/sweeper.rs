@@ -2,11 +2,12 @@
 //! `CAIRN_SWEEP_MS` it rescues jobs whose lease expired, fails queued jobs
 //! with no attempts left, and wakes idle workers when due jobs are waiting — jobs whose wake-up was lost (Redis
 //! down or flushed) and jobs whose `next_attempt_at` has come. Every
-//! `CAIRN_IDLE_CHECK_MS` it also ends sessions left idle (`idle_sessions`),
+//! `CAIRN_IDLE_CHECK_MS` it also ends sessions left idle (`cairn_core::sessions::end`),
 //! and every `CAIRN_UPKEEP_MS` it consolidates and archives memories (`cairn_core::upkeep`).
 
 use std::{sync::Arc, time::Duration};
 
+use cairn_core::store::queue;
 use cairn_shared::jobs::state_machine;
 use rand::Rng;
 use tokio::sync::mpsc;
@@ -33,7 +34,7 @@ pub async fn sweep(ctx: Arc<Context>, hints: mpsc::Sender<Hint>, shutdown: Cance
         }
         if idle_checked.is_none_or(|at| at.elapsed() >= ctx.config.idle_check) {
             idle_checked = Some(std::time::Instant::now());
-            match super::idle_sessions::end_idle(&ctx.pool, ctx.config.idle_session).await {
+            match cairn_core::sessions::end::end_idle(&ctx.pool, ctx.config.idle_session).await {
                 Ok(ended) if ended.sessions > 0 => tracing::info!(?ended, "ended idle sessions"),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "ending idle sessions failed"),
@@ -62,13 +63,7 @@ async fn sweep_once(ctx: &Context, actor: &str, hints: &mpsc::Sender<Hint>) -> s
     for id in state_machine::fail_exhausted(&ctx.pool, actor, 100).await? {
         tracing::warn!(job_id = %id, "failed a queued job whose attempts are used up");
     }
-    let due: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM (SELECT 1 FROM generation_jobs
-             WHERE status = 'queued' AND next_attempt_at <= now() AND attempts < max_attempts LIMIT $1) due",
-    )
-    .bind(ctx.config.workers as i64)
-    .fetch_one(&ctx.pool)
-    .await?;
+    let due = queue::due_count(&ctx.pool, ctx.config.workers as i64).await?;
     for _ in 0..due {
         // A full channel means every worker already has something to do.
         if hints.try_send(Hint::Sweep).is_err() {
@@ -83,20 +78,12 @@ async fn sweep_once(ctx: &Context, actor: &str, hints: &mpsc::Sender<Hint>) -> s
 #[tracing::instrument(skip_all)]
 async fn queue_gauges(ctx: &Context) -> sqlx::Result<()> {
     use cairn_telemetry::names;
-    let counts: Vec<(String, i64)> =
-        sqlx::query_as("SELECT status, count(*) FROM generation_jobs GROUP BY status")
-            .fetch_all(&ctx.pool)
-            .await?;
+    let counts = queue::count_by_status(&ctx.pool).await?;
     for status in ["queued", "processing", "completed", "failed", "cancelled"] {
         let n = counts.iter().find(|(s, _)| s == status).map_or(0, |(_, n)| *n);
         metrics::gauge!(names::QUEUE_DEPTH, "status" => status).set(n as f64);
     }
-    let oldest: Option<f64> = sqlx::query_scalar(
-        "SELECT extract(epoch FROM now() - min(next_attempt_at))::float8 FROM generation_jobs
-         WHERE status = 'queued' AND next_attempt_at <= now()",
-    )
-    .fetch_one(&ctx.pool)
-    .await?;
+    let oldest = queue::oldest_due_seconds(&ctx.pool).await?;
     metrics::gauge!(names::QUEUE_OLDEST_DUE).set(oldest.unwrap_or(0.0).max(0.0));
     cairn_telemetry::prom::record_pool(&ctx.pool, "generator");
     Ok(())

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use cairn_generator::worker::idle_sessions::end_idle;
+use cairn_core::sessions::end::end_idle;
 use cairn_testkit::{TestApp, cc, spawn_app};
 use serde_json::{Value, json};
 use uuid::Uuid;

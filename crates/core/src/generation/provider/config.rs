@@ -12,11 +12,9 @@
 //! | `CAIRN_PROVIDER_TIMEOUT_MS` | `60000`                                             |
 //! | `CAIRN_MAX_OUTPUT_TOKENS`   | `2048`                                              |
 
-use std::{fmt, sync::Arc, time::Duration};
+use std::{fmt, time::Duration};
 
 use cairn_shared::config::{ConfigError, Env, is_set, millis, parsed, required, var};
-
-use super::{Provider, anthropic::Anthropic, heuristic::Heuristic, openai::OpenAi};
 
 /// Output budget when nothing is configured (and the heuristic's).
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 2048;
@@ -124,15 +122,6 @@ impl ProviderConfig {
             ProviderConfig::OpenAi(config) => config.max_output_tokens,
         }
     }
-}
-
-/// The provider a configuration describes, with its own pooled HTTP client.
-pub fn build_provider(config: &ProviderConfig) -> anyhow::Result<Arc<dyn Provider>> {
-    Ok(match config {
-        ProviderConfig::Heuristic => Arc::new(Heuristic),
-        ProviderConfig::Anthropic(config) => Arc::new(Anthropic::new(config.clone())?),
-        ProviderConfig::OpenAi(config) => Arc::new(OpenAi::new(config.clone())?),
-    })
 }
 
 /// An `http(s)://` URL, without a trailing slash.

@@ -4,6 +4,7 @@
 //! decides the job's retry (see `retry`).
 
 pub mod anthropic;
+mod build;
 pub mod config;
 pub mod heuristic;
 mod http;
@@ -15,7 +16,8 @@ use serde::Serialize;
 
 use crate::generation::material::Material;
 
-pub use config::{ProviderConfig, build_provider};
+pub use build::build_provider;
+pub use config::ProviderConfig;
 
 /// What a provider is asked.
 #[derive(Clone, Copy, Debug)]

@@ -249,9 +249,5 @@ fn stop_with_final_message(kind: EventKind, payload: &Value) -> bool {
 
 /// Claude Code's keys keep their historic `cc` prefix.
 fn short(agent: &str) -> &str {
-    if agent == super::claude_code::AGENT {
-        "cc"
-    } else {
-        agent
-    }
+    if agent == "claude-code" { "cc" } else { agent }
 }
