@@ -1,5 +1,5 @@
--- Written by `CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-generator --lib bench_copy`
--- from services/generator/src/job/write.rs. Do not edit.
+-- Written by `CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-core --lib bench_copy`
+-- from crates/core/src/generation/job/write.rs. Do not edit.
 --
 -- One pgbench transaction is one job's claim and completion as the
 -- generator sends them: the claim of bench/pgbench_claim_complete.sql,
@@ -75,6 +75,7 @@ WITH moved AS (
                     WHERE s.id = w.session_id AND s.project_id = w.project_id AND coalesce(s.cwd, '') <> '') x
                 WHERE p IS NOT NULL) AS paths
         FROM observations_written w WHERE cardinality(w.files_modified) > 0
+
     ), code_locked AS (
         SELECT o.id, c.id AS new_id, c.kind AS new_kind, c.paths,
             file_refs_after_edits(o.file_refs, o.files_read || o.files_modified, c.paths, '{}'::jsonb, c.fresh) AS retied
@@ -101,6 +102,7 @@ WITH moved AS (
             CASE c.state WHEN 'superseded' THEN 'supersede' ELSE 'stale' END, 'live', c.state, c.replaced_by,
             'a later turn changed its files', 'generator'
         FROM code_changed c
+
     ), summaries_written AS (
         INSERT INTO summaries (id, team_id, project_id, session_id, job_id, generation_key, scope, prompt_number,
             request, investigated, learned, completed, next_steps, notes, provider, model)

@@ -346,8 +346,8 @@ mod tests {
             .map(|(claim, _)| format!("WITH next AS ({claim}\\gset"))
             .expect("bench/pgbench_claim_complete.sql holds the claim");
         let text = format!(
-            "-- Written by `CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-generator --lib bench_copy`\n\
-             -- from services/generator/src/job/write.rs. Do not edit.\n\
+            "-- Written by `CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-core --lib bench_copy`\n\
+             -- from crates/core/src/generation/job/write.rs. Do not edit.\n\
              --\n\
              -- One pgbench transaction is one job's claim and completion as the\n\
              -- generator sends them: the claim of bench/pgbench_claim_complete.sql,\n\
@@ -365,7 +365,7 @@ mod tests {
         assert!(
             committed == text,
             "bench/pgbench_job.sql is not the statement job/write.rs writes: \
-             CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-generator --lib bench_copy"
+             CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-core --lib bench_copy"
         );
     }
 
