@@ -35,7 +35,7 @@ pub async fn measure(pool: &PgPool, data: &Dataset) -> anyhow::Result<Retained> 
             team_id: job.team_id,
             project_id: job.project_id,
             session_id: job.session_id,
-            job_type: job.job_type.clone(),
+            job_type: job.job_type,
             prompt_number: job.prompt_number,
             attempts: 1,
             max_attempts: 1,

@@ -21,7 +21,7 @@ pub struct JobRow {
     pub team_id: Uuid,
     pub project_id: Uuid,
     pub session_id: Option<Uuid>,
-    pub job_type: String,
+    pub job_type: cairn_shared::jobs::JobType,
     pub prompt_number: Option<i32>,
     pub status: String,
     pub external_session_id: Option<String>,

@@ -200,7 +200,7 @@ fn summary_item(s: SummaryItem) -> ObservationItem {
         files_read: vec![],
         files_modified: vec![],
         created_at: s.created_at,
-        state: "live".into(),
+        state: crate::memory::lifecycle::MemoryState::Live,
         root: None,
     }
 }

@@ -7,6 +7,8 @@ use std::borrow::Cow;
 
 use chrono::{DateTime, Utc};
 
+use crate::memory::lifecycle::MemoryState;
+
 use super::{
     gather::{ObservationItem, SummaryItem},
     neutralise::neutralise,
@@ -91,7 +93,7 @@ fn without_boilerplate(narrative: &str) -> &str {
 /// The full detail of one observation, cut to `max_chars` characters.
 /// ` (stale: its files changed since)` for a stale memory, else nothing.
 pub fn stale_marker(o: &ObservationItem) -> &'static str {
-    if o.state == "stale" {
+    if o.state == MemoryState::Stale {
         " (stale: its files changed since)"
     } else {
         ""

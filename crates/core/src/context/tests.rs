@@ -5,6 +5,8 @@ use chrono::{Duration, TimeZone, Utc};
 use proptest::{prelude::*, strategy::ValueTree};
 use uuid::Uuid;
 
+use crate::memory::lifecycle::MemoryState;
+
 use super::{
     gather::{Candidates, ObservationItem, SummaryItem},
     select::select,
@@ -40,7 +42,11 @@ fn observation(i: usize) -> impl Strategy<Value = ObservationItem> {
                 // Newest first, a few per day.
                 created_at: Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap()
                     - Duration::hours(7 * i as i64),
-                state: if i % 5 == 4 { "stale" } else { "live" }.into(),
+                state: if i % 5 == 4 {
+                    MemoryState::Stale
+                } else {
+                    MemoryState::Live
+                },
                 root: None,
             },
         )
@@ -126,7 +132,7 @@ fn poisoned(i: u128, text: &str) -> ObservationItem {
         files_read: vec![text.into()],
         files_modified: vec![format!("src/{text}.rs")],
         created_at: Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap() - Duration::hours(i as i64),
-        state: "live".into(),
+        state: MemoryState::Live,
         root: None,
     }
 }
@@ -242,7 +248,7 @@ fn each_thing_is_said_once_without_boilerplate_and_with_repository_paths() {
             files_read: vec!["/tmp/work-123/repo/deploy/pipeline.yaml".into()],
             files_modified: vec![],
             created_at: Utc.with_ymd_and_hms(2026, 11, 20, 11, 0, 0).unwrap(),
-            state: "live".into(),
+            state: MemoryState::Live,
             root: Some("/tmp/work-123/repo".into()),
         }],
         relevant: vec![],

@@ -7,16 +7,18 @@ use serde::Serialize;
 use sqlx::{PgPool, prelude::FromRow};
 use uuid::Uuid;
 
+use crate::memory::lifecycle::{Action, MemoryState};
+
 #[derive(Debug, Serialize, FromRow)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MemoryChange {
     pub id: Uuid,
     pub observation_id: Uuid,
-    /// `stale`, `supersede`, `merge`, `archive` or `restore` (a revert).
-    pub action: String,
-    pub from_state: String,
-    pub to_state: String,
+    /// `restore` for a revert.
+    pub action: Action,
+    pub from_state: MemoryState,
+    pub to_state: MemoryState,
     /// supersede: the newer observation; merge: the one kept; restore: the change reverted.
     pub related_id: Option<Uuid>,
     pub reason: String,

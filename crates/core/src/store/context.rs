@@ -7,6 +7,8 @@ use chrono::{DateTime, Utc};
 use sqlx::{PgPool, prelude::FromRow};
 use uuid::Uuid;
 
+use crate::memory::lifecycle::MemoryState;
+
 #[derive(Clone, Debug, FromRow)]
 pub struct ProjectSettings {
     pub name: String,
@@ -39,7 +41,7 @@ pub struct ObservationItem {
     pub files_modified: Vec<String>,
     pub created_at: DateTime<Utc>,
     /// `live` or `stale` (context never reads the other states; migration 0014).
-    pub state: String,
+    pub state: MemoryState,
     /// The repository root (or working directory) of its session: paths are
     /// shown relative to it. Absent where a statement does not read it.
     #[sqlx(default)]

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgExecutor, prelude::FromRow};
 use uuid::Uuid;
 
-use cairn_shared::jobs::JobStatus;
+use cairn_shared::jobs::{JobStatus, JobType};
 
 use crate::tenancy::ProjectRef;
 
@@ -16,7 +16,7 @@ pub struct JobRow {
     pub project_id: Uuid,
     pub session_id: Option<Uuid>,
     pub agent_event_id: Option<Uuid>,
-    pub job_type: String,
+    pub job_type: JobType,
     pub source_type: String,
     pub prompt_number: Option<i32>,
     pub status: JobStatus,

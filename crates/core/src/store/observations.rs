@@ -4,6 +4,8 @@ use chrono::{DateTime, Utc};
 use sqlx::{PgExecutor, prelude::FromRow};
 use uuid::Uuid;
 
+use crate::memory::lifecycle::MemoryState;
+
 use crate::tenancy::ProjectRef;
 
 #[derive(Clone, Debug, FromRow)]
@@ -28,10 +30,9 @@ pub struct ObservationRow {
     pub prompt_number: Option<i32>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
-    /// `live`, `stale`, `superseded`, `merged` or `archived` (migration 0014);
-    /// empty where a query does not read it.
+    /// `None` where a query does not read it.
     #[sqlx(default)]
-    pub state: String,
+    pub state: Option<MemoryState>,
 }
 
 macro_rules! columns {

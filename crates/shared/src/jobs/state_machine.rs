@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use sqlx::{PgConnection, PgExecutor, prelude::FromRow};
 use uuid::Uuid;
 
-use super::JobStatus;
+use super::{JobStatus, JobType};
 
 /// A change of status of one job, with what it needs.
 #[derive(Clone, Debug)]
@@ -274,7 +274,7 @@ pub struct ClaimedJob {
     pub team_id: Uuid,
     pub project_id: Uuid,
     pub session_id: Option<Uuid>,
-    pub job_type: String,
+    pub job_type: JobType,
     pub prompt_number: Option<i32>,
     /// Counting this one.
     pub attempts: i32,

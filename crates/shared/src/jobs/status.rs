@@ -46,8 +46,9 @@ impl JobStatus {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
 #[serde(rename_all = "snake_case")]
+#[sqlx(type_name = "text", rename_all = "snake_case")]
 pub enum JobType {
     /// Observations for one agent turn (coalesced tool events).
     Observations,
@@ -64,6 +65,12 @@ impl JobType {
             JobType::TurnSummary => "turn_summary",
             JobType::SessionSummary => "session_summary",
         }
+    }
+}
+
+impl std::fmt::Display for JobType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

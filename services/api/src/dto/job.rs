@@ -35,7 +35,7 @@ impl JobSummaryDto {
         Self {
             id: r.id,
             status: r.status.as_str().to_string(),
-            job_type: r.job_type.clone(),
+            job_type: r.job_type.as_str().into(),
             source_type: r.source_type.clone(),
             source_id: source_id(r),
             transport,
@@ -89,7 +89,7 @@ impl From<JobRow> for JobDto {
             team_id: r.team_id,
             next_attempt_at_epoch: (r.status == JobStatus::Queued).then(|| to_epoch_ms(r.next_attempt_at)),
             status: r.status.as_str().to_string(),
-            job_type: r.job_type,
+            job_type: r.job_type.as_str().into(),
             source_type: r.source_type,
             agent_event_id: r.agent_event_id,
             server_session_id: r.session_id,

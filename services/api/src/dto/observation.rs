@@ -6,6 +6,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::store::observations::ObservationRow;
+use cairn_core::memory::lifecycle::MemoryState;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -62,8 +63,8 @@ impl From<ObservationRow> for ObservationDto {
                 "origin": r.origin, "promptNumber": r.prompt_number,
             });
             // Stale, superseded, …: said where it applies (live is the default).
-            if !r.state.is_empty() && r.state != "live" {
-                map.insert("state".into(), r.state.clone().into());
+            if let Some(state) = r.state.filter(|s| *s != MemoryState::Live) {
+                map.insert("state".into(), state.as_str().into());
             }
             if let serde_json::Value::Object(fields) = fields {
                 map.extend(fields);

@@ -232,7 +232,7 @@ mod tests {
             prompt_number: None,
             created_at: Utc.with_ymd_and_hms(2026, 11, 21, 14, 5, 0).unwrap(),
             updated_at: Utc.with_ymd_and_hms(2026, 11, 21, 14, 5, 0).unwrap(),
-            state: "live".into(),
+            state: Some(cairn_core::memory::lifecycle::MemoryState::Live),
         }
     }
 

@@ -97,7 +97,10 @@ pub async fn revert_memory_change(
         )),
         Err(Refused::StateChanged { found }) => Err(ApiError::conflict(
             "state_changed",
-            format!("the observation is `{found}` now, no longer in the state this change left it in"),
+            format!(
+                "the observation is `{}` now, no longer in the state this change left it in",
+                found.as_str()
+            ),
         )),
     }
 }

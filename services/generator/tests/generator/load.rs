@@ -3,7 +3,7 @@
 //! order, for every job type, and for a job whose session or project is gone.
 
 use cairn_generator::{job::load, material::Material};
-use cairn_shared::jobs::state_machine::ClaimedJob;
+use cairn_shared::jobs::{JobType, state_machine::ClaimedJob};
 use cairn_testkit::{cc, spawn_app};
 use chrono::{DateTime, Utc};
 use serde_json::json;
@@ -56,7 +56,7 @@ async fn three_queries(pool: &PgPool, job: &ClaimedJob) -> sqlx::Result<Material
     .bind(job.prompt_number)
     .fetch_all(pool)
     .await?;
-    if job.job_type == "session_summary" {
+    if job.job_type == JobType::SessionSummary {
         rows.reverse();
     }
     let (agent, cwd) = session.map_or((None, None), |(a, c)| (Some(a), c));
@@ -82,7 +82,7 @@ async fn three_queries(pool: &PgPool, job: &ClaimedJob) -> sqlx::Result<Material
     })
 }
 
-fn claimed(row: (Uuid, Uuid, Uuid, Option<Uuid>, String, Option<i32>)) -> ClaimedJob {
+fn claimed(row: (Uuid, Uuid, Uuid, Option<Uuid>, JobType, Option<i32>)) -> ClaimedJob {
     let (id, team_id, project_id, session_id, job_type, prompt_number) = row;
     ClaimedJob {
         id,
@@ -127,11 +127,11 @@ async fn one_query_loads_what_three_did() {
         jobs[0].team_id,
         app.project_id,
         Some(Uuid::new_v4()),
-        "turn_summary".into(),
+        JobType::TurnSummary,
         Some(1),
     ));
     jobs.push(orphan.clone());
-    orphan.job_type = "session_summary".into();
+    orphan.job_type = JobType::SessionSummary;
     jobs.push(orphan.clone());
 
     for job in &jobs {

@@ -131,11 +131,7 @@ struct EventRow {
 }
 
 pub fn job_type(job: &ClaimedJob) -> JobType {
-    match job.job_type.as_str() {
-        "turn_summary" => JobType::TurnSummary,
-        "session_summary" => JobType::SessionSummary,
-        _ => JobType::Observations,
-    }
+    job.job_type
 }
 
 /// A job's material and what its prompt is built with.
@@ -232,8 +228,8 @@ async fn wait_while(pool: &PgPool, sql: &'static str, job: &ClaimedJob, grace: D
     let Some(session) = job.session_id else {
         return Ok(());
     };
-    let fourth = match job.job_type.as_str() {
-        "turn_summary" => job.prompt_number.map(i64::from).unwrap_or_default(),
+    let fourth = match job.job_type {
+        JobType::TurnSummary => job.prompt_number.map(i64::from).unwrap_or_default(),
         _ => grace.as_millis() as i64,
     };
     let until = Instant::now() + grace;

@@ -67,6 +67,6 @@ pub fn finished(ctx: &Generator, job: &ClaimedJob, finished: Finished) {
     // The claim set the lease to claim time + lease; the struct keeps that first lease.
     let claimed_at = job.lease_expires_at - ctx.settings.lease;
     let seconds = (Utc::now() - claimed_at).num_milliseconds().max(0) as f64 / 1000.0;
-    metrics::histogram!(names::JOB_DURATION, "job_type" => job.job_type.clone(), "outcome" => outcome)
+    metrics::histogram!(names::JOB_DURATION, "job_type" => job.job_type.as_str(), "outcome" => outcome)
         .record(seconds);
 }

@@ -124,7 +124,7 @@ async fn claimed(pool: &sqlx::PgPool, project_id: Uuid, session_id: Uuid) -> Cla
         team_id,
         project_id,
         session_id: Some(session_id),
-        job_type: "observations".into(),
+        job_type: JobType::Observations,
         prompt_number,
         attempts: 1,
         max_attempts: 3,

@@ -37,6 +37,7 @@ use serde::Serialize;
 /// Where an observation is in its life. Only `live` and `stale` memories are
 /// found; `live` ones are injected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, sqlx::Type)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[sqlx(type_name = "text", rename_all = "lowercase")]
 #[serde(rename_all = "lowercase")]
 pub enum MemoryState {
@@ -69,6 +70,7 @@ impl MemoryState {
 
 /// What moved an observation, as `memory_changes.action` records it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, sqlx::Type)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[sqlx(type_name = "text", rename_all = "lowercase")]
 #[serde(rename_all = "lowercase")]
 pub enum Action {

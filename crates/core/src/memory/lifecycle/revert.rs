@@ -5,6 +5,7 @@
 use sqlx::PgPool;
 use uuid::Uuid;
 
+use super::{Action, MemoryState};
 use crate::memory::changes::{COLUMNS, MemoryChange};
 
 /// Why a revert did nothing.
@@ -15,7 +16,7 @@ pub enum Refused {
     NotRevertible,
     /// The observation changed state since (`found`).
     StateChanged {
-        found: String,
+        found: MemoryState,
     },
 }
 
@@ -38,10 +39,10 @@ pub async fn revert(
     let Some(change) = change else {
         return Ok(Err(Refused::NotFound));
     };
-    if change.reverted_at.is_some() || change.action == "restore" {
+    if change.reverted_at.is_some() || change.action == Action::Restore {
         return Ok(Err(Refused::NotRevertible));
     }
-    let found: Option<String> =
+    let found: Option<MemoryState> =
         sqlx::query_scalar("SELECT state FROM observations WHERE id = $1 AND project_id = $2 FOR UPDATE")
             .bind(change.observation_id)
             .bind(project_id)
@@ -76,12 +77,12 @@ pub async fn revert(
     )))
     .bind(change.observation_id)
     .bind(project_id)
-    .bind(&change.from_state)
-    .bind(&change.action)
+    .bind(change.from_state)
+    .bind(change.action)
     .bind(actor)
     .bind(change.related_id)
     .bind(change.id)
-    .bind(&change.to_state)
+    .bind(change.to_state)
     .fetch_one(&mut *tx)
     .await?;
     tx.commit().await?;
