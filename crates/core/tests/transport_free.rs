@@ -17,7 +17,8 @@ fn dependencies(manifest: &str) -> Vec<(String, String)> {
             continue;
         }
         if inside && let Some((name, rest)) = line.split_once('=') {
-            out.push((name.trim().trim_matches('"').to_string(), rest.trim().to_string()));
+            let name = name.trim().trim_end_matches(".workspace").trim_matches('"');
+            out.push((name.to_string(), rest.trim().to_string()));
         }
     }
     out
