@@ -36,6 +36,11 @@ pub struct Options {
     pub embedder: Option<cairn_embed::Embedder>,
     /// The index's memory bound and how often it follows the database.
     pub retrieval: cairn_retrieval::Config,
+    /// Index every project of the database at start and follow the
+    /// database in the background (the server). Off: a project is indexed
+    /// at its first search and each search reads what changed first (an
+    /// embedding program, which never holds another project's memories).
+    pub index_everything: bool,
     pub wake: Arc<dyn Wake>,
 }
 
@@ -50,15 +55,14 @@ pub struct Engine {
     pub retrieval: Arc<cairn_retrieval::Engine>,
     pub wake: Arc<dyn Wake>,
     /// The index's follower, stopped with the engine.
-    follower: tokio::task::AbortHandle,
+    follower: Option<tokio::task::AbortHandle>,
 }
 
 impl Engine {
-    /// Starts the retrieval index's follower (it builds a project's index on
-    /// its first search and follows the database after).
+    /// With `index_everything`, starts the retrieval index's follower.
     pub fn new(pool: PgPool, options: Options) -> Self {
         let retrieval = cairn_retrieval::Engine::new(pool.clone(), options.retrieval);
-        let follower = retrieval.start().abort_handle();
+        let follower = options.index_everything.then(|| retrieval.start().abort_handle());
         Self {
             pool,
             privacy: options.privacy,
@@ -73,6 +77,8 @@ impl Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
-        self.follower.abort();
+        if let Some(follower) = &self.follower {
+            follower.abort();
+        }
     }
 }

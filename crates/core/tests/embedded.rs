@@ -258,3 +258,46 @@ async fn the_embedded_path_writes_the_same_rows_as_the_servers_hook_route() {
     );
     assert_eq!(embedded, server);
 }
+
+#[tokio::test]
+async fn on_a_shared_database_the_embedded_engine_indexes_only_its_own_project() {
+    let url = fresh_database().await;
+    let data = tempfile::tempdir().unwrap();
+    let cairn = open(&url, data.path()).await;
+    // Another team's project in the same database, with a memory.
+    let other = cairn_core::client::tenant::ensure(&cairn.engine().pool, "other-team", "secret-project")
+        .await
+        .unwrap();
+    let theirs = cairn.for_project(other);
+    theirs
+        .capture(Event::prompt("o-1", "rotate the payroll signing key"))
+        .await
+        .unwrap();
+    theirs
+        .capture(Event::stop("o-1", "The payroll signing key was rotated."))
+        .await
+        .unwrap();
+    theirs.generate().await.unwrap();
+    drop(theirs);
+
+    cairn
+        .capture(Event::prompt("m-1", "why is the build slow"))
+        .await
+        .unwrap();
+    cairn
+        .capture(Event::stop(
+            "m-1",
+            "The build was slow because of an uncached dependency.",
+        ))
+        .await
+        .unwrap();
+    cairn.generate().await.unwrap();
+    let hits = cairn.search("payroll signing key", 10).await.unwrap();
+    assert!(hits.is_empty(), "another project's memory was found: {hits:?}");
+    assert!(!cairn.search("build slow", 5).await.unwrap().is_empty());
+    let stats = cairn.engine().retrieval.stats();
+    assert_eq!(
+        stats.projects, 1,
+        "only the client's project is indexed: {stats:?}"
+    );
+}

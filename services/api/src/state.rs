@@ -82,6 +82,7 @@ impl AppState {
                 coalescing: config.coalescing.clone(),
                 embedder,
                 retrieval,
+                index_everything: true,
                 wake: Arc::new(RedisWake(wakeups.clone())),
             },
         );

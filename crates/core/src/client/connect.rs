@@ -95,6 +95,7 @@ impl Cairn {
                 coalescing: options.coalescing,
                 embedder: options.embedder.clone(),
                 retrieval,
+                index_everything: false,
                 wake: Arc::new(NoWake),
             },
         );
