@@ -62,13 +62,7 @@ impl Cairn {
     pub fn for_project(&self, project: ProjectRef) -> Cairn {
         Cairn {
             engine: self.engine.clone(),
-            generator: Generator {
-                pool: self.generator.pool.clone(),
-                provider: self.generator.provider.clone(),
-                embedder: self.generator.embedder.clone(),
-                settings: self.generator.settings,
-                notices: self.generator.notices.clone(),
-            },
+            generator: self.generator.clone(),
             project,
             worker: self.worker.clone(),
         }

@@ -37,6 +37,7 @@ pub struct Settings {
 
 /// What every job's attempt needs: the database, the model, the embedder
 /// for what it writes, and where its notices go.
+#[derive(Clone)]
 pub struct Generator {
     pub pool: PgPool,
     pub provider: Arc<dyn Provider>,
