@@ -52,3 +52,43 @@ fn the_engine_links_no_transport() {
     }
     assert!(seen.len() >= 5, "walked {seen:?}");
 }
+
+/// Every statement of the engine is in a store module (`src/store/`, one
+/// per table or aggregate) or in one of the two lifecycles that own their
+/// transitions (`memory/`, whose state moves write their `memory_changes`
+/// row in the same statement, and `sessions/end.rs`); tests aside.
+#[test]
+fn statements_live_in_store_modules_and_lifecycles() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let allowed = |rel: &str| {
+        rel.starts_with("store/")
+            || rel.starts_with("memory/")
+            || rel == "sessions/end.rs"
+            || rel.ends_with("tests.rs")
+    };
+    let mut stray = vec![];
+    let mut todo = vec![src.clone()];
+    while let Some(dir) = todo.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+                continue;
+            }
+            let rel = path
+                .strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            let text = std::fs::read_to_string(&path).unwrap();
+            let runs_sql = ["sqlx::query", "sqlx::raw_sql", "query_as(", "query_scalar("]
+                .iter()
+                .any(|call| text.contains(call));
+            if runs_sql && !allowed(&rel) {
+                stray.push(rel);
+            }
+        }
+    }
+    stray.sort();
+    assert!(stray.is_empty(), "statements outside store modules: {stray:?}");
+}

@@ -24,6 +24,7 @@ use uuid::Uuid;
 
 use crate::generation::material::Material;
 use crate::generation::provider::{Completion, Provider, ProviderError, Request, heuristic::Heuristic};
+use crate::store::{jobs, usage};
 
 pub use cairn_shared::budget::{State, Today};
 
@@ -71,18 +72,6 @@ struct Budgeted {
     pool: PgPool,
 }
 
-/// The budgets and usage of the job's project, by job id.
-pub async fn today_for_job(pool: &PgPool, job_id: Uuid) -> sqlx::Result<Option<Today>> {
-    sqlx::query_as(
-        "SELECT b.project_budget, b.project_used, b.team_budget, b.team_used
-         FROM generation_jobs j JOIN llm_budget_today b ON b.project_id = j.project_id
-         WHERE j.id = $1",
-    )
-    .bind(job_id)
-    .fetch_optional(pool)
-    .await
-}
-
 /// Writes the decision on the job row while the job is still being worked.
 async fn record(
     pool: &PgPool,
@@ -99,21 +88,12 @@ async fn record(
         "teamBudget": today.team_budget,
         "teamUsed": today.team_used,
     });
-    sqlx::query(
-        "UPDATE generation_jobs SET budget_state = $2, budget_detail = $3
-         WHERE id = $1 AND status = 'processing'",
-    )
-    .bind(job_id)
-    .bind(state.as_str())
-    .bind(detail)
-    .execute(pool)
-    .await?;
-    Ok(())
+    jobs::record_budget(pool, job_id, state.as_str(), detail).await
 }
 
 impl Budgeted {
     async fn action(&self, material: &Material) -> Action {
-        let today = match today_for_job(&self.pool, material.job_id).await {
+        let today = match usage::job_today(&self.pool, material.job_id).await {
             Ok(Some(today)) if today.applies() => today,
             Ok(_) => return Action::Provider,
             Err(e) => {

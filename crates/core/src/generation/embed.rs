@@ -2,17 +2,18 @@
 //!
 //! `for_parsed` embeds a job's observations or summary before the
 //! completion statement (the model never holds a transaction open), which
-//! writes each vector beside its row (`job::write`); `store` writes one
-//! vector for `backfill`. A failure to
+//! writes each vector beside its row (`job::write`); `store::embeddings`
+//! writes them for `backfill`. A failure to
 //! embed never fails a job: the rows are written without vectors (logged),
 //! and `backfill` embeds rows without a vector later, in bounded batches.
 
 use cairn_embed::Embedder;
 use cairn_shared::jobs::JobType;
-use sqlx::{PgConnection, PgPool, prelude::FromRow};
+use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::generation::parse::{Parsed, ParsedObservation, ParsedSummary};
+use crate::store::embeddings;
 
 /// The vectors of one job's rows, by position; `None` where there is none.
 #[derive(Clone, Debug, Default)]
@@ -109,59 +110,10 @@ pub async fn for_parsed(
     }
 }
 
-/// Which row a vector belongs to.
-#[derive(Clone, Copy, Debug)]
-pub enum Target {
-    Observation(Uuid),
-    Summary(Uuid),
-}
-
-/// Writes `vector` for `target` (replacing one of another model).
-#[tracing::instrument(skip(conn, vector), err)]
-pub async fn store(
-    conn: &mut PgConnection,
-    project_id: Uuid,
-    target: Target,
-    model: &str,
-    vector: &[f32],
-) -> sqlx::Result<()> {
-    let sql = match target {
-        Target::Observation(_) => {
-            "INSERT INTO observation_embeddings (observation_id, project_id, model, dims, embedding)
-             VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (observation_id) DO UPDATE
-             SET model = EXCLUDED.model, dims = EXCLUDED.dims, embedding = EXCLUDED.embedding, created_at = now()"
-        }
-        Target::Summary(_) => {
-            "INSERT INTO summary_embeddings (summary_id, project_id, model, dims, embedding)
-             VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (summary_id) DO UPDATE
-             SET model = EXCLUDED.model, dims = EXCLUDED.dims, embedding = EXCLUDED.embedding, created_at = now()"
-        }
-    };
-    let id = match target {
-        Target::Observation(id) | Target::Summary(id) => id,
-    };
-    sqlx::query(sql)
-        .bind(id)
-        .bind(project_id)
-        .bind(model)
-        .bind(vector.len() as i32)
-        .bind(vector)
-        .execute(conn)
-        .await?;
-    Ok(())
-}
+pub use crate::store::embeddings::{Target, write as store};
 
 /// Rows embedded per backfill batch.
 pub const BACKFILL_BATCH: i64 = 64;
-
-#[derive(FromRow)]
-struct Missing {
-    id: Uuid,
-    project_id: Uuid,
-    text: String,
-}
 
 /// Embeds up to `BACKFILL_BATCH` observations and as many summaries that
 /// have no vector of the embedder's model (newest first); returns how many
@@ -169,59 +121,16 @@ struct Missing {
 #[tracing::instrument(skip_all, err)]
 pub async fn backfill_batch(pool: &PgPool, embedder: &Embedder) -> anyhow::Result<usize> {
     let model = embedder.model();
-    let observations: Vec<Missing> = sqlx::query_as(
-        "SELECT o.id, o.project_id,
-                concat_ws(E'\\n', nullif(btrim(o.title), ''), nullif(btrim(o.subtitle), ''),
-                          nullif(array_to_string(o.facts, E'\\n'), ''), nullif(btrim(o.narrative), ''),
-                          nullif(btrim(o.content), '')) AS text
-         FROM observations o
-         WHERE NOT EXISTS (SELECT 1 FROM observation_embeddings e
-                           WHERE e.observation_id = o.id AND e.model = $1)
-         ORDER BY o.created_at DESC LIMIT $2",
-    )
-    .bind(model)
-    .bind(BACKFILL_BATCH)
-    .fetch_all(pool)
-    .await?;
-    let summaries: Vec<Missing> = sqlx::query_as(
-        "SELECT s.id, s.project_id,
-                concat_ws(E'\\n', nullif(btrim(s.request), ''), nullif(btrim(s.investigated), ''),
-                          nullif(btrim(s.learned), ''), nullif(btrim(s.completed), ''),
-                          nullif(btrim(s.next_steps), '')) AS text
-         FROM summaries s
-         WHERE NOT EXISTS (SELECT 1 FROM summary_embeddings e
-                           WHERE e.summary_id = s.id AND e.model = $1)
-         ORDER BY s.created_at DESC LIMIT $2",
-    )
-    .bind(model)
-    .bind(BACKFILL_BATCH)
-    .fetch_all(pool)
-    .await?;
     let mut written = 0;
-    for (rows, summary) in [(observations, false), (summaries, true)] {
+    for summaries in [false, true] {
+        let rows = embeddings::missing(pool, model, summaries, BACKFILL_BATCH).await?;
         if rows.is_empty() {
             continue;
         }
         let vectors = embedder
             .embed(rows.iter().map(|r| r.text.clone()).collect())
             .await?;
-        let mut tx = pool.begin().await?;
-        for (row, vector) in rows.iter().zip(&vectors) {
-            let target = if summary {
-                Target::Summary(row.id)
-            } else {
-                Target::Observation(row.id)
-            };
-            // A row deleted meanwhile fails its foreign key: skip it, keep the rest.
-            sqlx::query("SAVEPOINT one").execute(&mut *tx).await?;
-            match store(&mut tx, row.project_id, target, model, vector).await {
-                Ok(()) => written += 1,
-                Err(_) => {
-                    sqlx::query("ROLLBACK TO SAVEPOINT one").execute(&mut *tx).await?;
-                }
-            }
-        }
-        tx.commit().await?;
+        written += embeddings::write_batch(pool, model, &rows, &vectors).await?;
     }
     Ok(written)
 }

@@ -7,8 +7,9 @@
 
 use chrono::Utc;
 
-use super::{Cursor, Filters, SearchRequest, mode::Mode, sql::HitKey};
+use super::{Cursor, Filters, SearchRequest, mode::Mode};
 use crate::error::{Error, Result};
+use crate::store::search::HitKey;
 
 /// Whether the engine can answer a search with these filters and text.
 pub fn serves(filters: &Filters, text: &str) -> bool {

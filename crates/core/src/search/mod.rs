@@ -3,7 +3,7 @@
 //! cursor pagination, summaries as hits too; the timeline around an
 //! observation; observations by ids. Served over HTTP (`routes/search.rs`)
 //! and MCP (`mcp/`). The ranking formula is in `rank`, the statement in
-//! `sql`; README.md beside this file says how it all behaves. With
+//! `store::search`; README.md beside this file says how it all behaves. With
 //! embeddings, a query is also matched by meaning (`vector`) and the two
 //! rankings are fused (`fuse`), as the request's `mode` asks.
 
@@ -14,8 +14,6 @@ pub mod mode;
 pub mod params;
 pub mod query;
 pub mod rank;
-mod sql;
-mod timeline;
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -26,6 +24,7 @@ pub use mode::Mode;
 use crate::{
     error::{Error, Result},
     store::observations::{ObservationRow, SummaryRow},
+    store::{search as sql, timeline},
 };
 
 /// Filters that combine (AND); empty means no filter.

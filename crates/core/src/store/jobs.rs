@@ -265,3 +265,24 @@ pub async fn status_of(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option
         .fetch_optional(db)
         .await
 }
+
+/// Writes a token-budget decision (`generation::budget`) on a job while it
+/// is still being worked.
+#[tracing::instrument(skip(db, detail), err)]
+pub async fn record_budget(
+    db: impl PgExecutor<'_>,
+    job_id: Uuid,
+    state: &str,
+    detail: serde_json::Value,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE generation_jobs SET budget_state = $2, budget_detail = $3
+         WHERE id = $1 AND status = 'processing'",
+    )
+    .bind(job_id)
+    .bind(state)
+    .bind(detail)
+    .execute(db)
+    .await
+    .map(drop)
+}

@@ -147,3 +147,16 @@ pub async fn add_call(
     .await
     .map(drop)
 }
+
+/// The budgets and usage today of a job's project, by job id.
+#[tracing::instrument(skip(db), err)]
+pub async fn job_today(db: impl PgExecutor<'_>, job_id: Uuid) -> sqlx::Result<Option<Today>> {
+    sqlx::query_as(
+        "SELECT b.project_budget, b.project_used, b.team_budget, b.team_used
+         FROM generation_jobs j JOIN llm_budget_today b ON b.project_id = j.project_id
+         WHERE j.id = $1",
+    )
+    .bind(job_id)
+    .fetch_optional(db)
+    .await
+}

@@ -174,7 +174,7 @@ async fn budget_degraded(ctx: &Generator, job: &ClaimedJob) -> bool {
     if ctx.provider.name() == "heuristic" {
         return false;
     }
-    match crate::generation::budget::today_for_job(&ctx.pool, job.id).await {
+    match crate::store::usage::job_today(&ctx.pool, job.id).await {
         Ok(Some(today)) => today.applies() && today.state() == crate::generation::budget::State::Degraded,
         _ => false,
     }

@@ -17,6 +17,7 @@ const COLUMNS: &str = "o.id, o.team_id, o.project_id, o.session_id, o.origin, o.
     o.model, o.prompt_number, o.created_at, o.updated_at";
 
 /// The anchor and its neighbours, oldest first; empty when the project has no such observation.
+#[tracing::instrument(skip(pool), err)]
 pub async fn around(
     pool: &PgPool,
     project_id: Uuid,

@@ -35,7 +35,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{PgPool, prelude::FromRow};
 use uuid::Uuid;
 
-use super::{
+use crate::search::{
     Filters, Order,
     rank::{AS_OF, EXCLUDE, TSQUERY, score, state_weight},
 };
@@ -357,6 +357,7 @@ pub fn suffix_pattern(file: &str) -> String {
     pattern
 }
 
+#[tracing::instrument(skip(pool, order, p), fields(project_id = %p.project_id), err)]
 pub async fn hits(pool: &PgPool, order: Order, p: &Params<'_>) -> sqlx::Result<Vec<HitKey>> {
     let f = p.filters;
     let shape = Shape::of(p);
@@ -390,6 +391,7 @@ pub async fn hits(pool: &PgPool, order: Order, p: &Params<'_>) -> sqlx::Result<V
 }
 
 /// The rows of these hits, by id.
+#[tracing::instrument(skip(pool, keys), fields(hits = keys.len()), err)]
 pub async fn load(
     pool: &PgPool,
     project_id: Uuid,
@@ -417,6 +419,7 @@ pub async fn load(
     ))
 }
 
+#[tracing::instrument(skip(pool, ids), err)]
 async fn summaries_by_ids(pool: &PgPool, project_id: Uuid, ids: &[Uuid]) -> sqlx::Result<Vec<SummaryRow>> {
     sqlx::query_as(
         "SELECT id, session_id, scope, prompt_number, request, learned, completed, next_steps, created_at
