@@ -154,6 +154,11 @@ pub(super) fn is_sensitive_name(name: &str) -> bool {
     if compact == "PWD" || compact == "OLDPWD" {
         return false;
     }
+    // `private_key_id`: a service account's key id is kept with the key (and
+    // names which key leaked), unlike `user_id` or an access key's public id.
+    if compact.ends_with("PRIVATEKEYID") {
+        return true;
+    }
     if NAME_NON_SECRET_SUFFIXES.iter().any(|s| compact.ends_with(s)) {
         return false;
     }
@@ -299,6 +304,8 @@ mod tests {
             "spring.datasource.password",
             "AZURE_CLIENT_SECRET",
             "DB_PASSWORD_HASH",
+            "private_key_id",
+            "privateKeyId",
         ] {
             assert!(is_sensitive_name(name), "{name}");
         }

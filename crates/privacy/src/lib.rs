@@ -127,7 +127,16 @@ impl PrivacyFilter {
                 Value::Object(map) => {
                     pending.extend(map.iter_mut().map(|(k, v)| (Some(k.as_str()), v)));
                 }
-                Value::Null | Value::Bool(_) | Value::Number(_) => {}
+                // A long number under a secret name (`"pin": 48213377`) is a secret too.
+                Value::Number(n) => {
+                    if key.is_some_and(|k| {
+                        checks::is_sensitive_name(k) && checks::is_secret_value(k, &n.to_string())
+                    }) {
+                        report.add_redactions(KEYED_VALUE_KIND, 1);
+                        *value = Value::String(redactor::marker(KEYED_VALUE_KIND));
+                    }
+                }
+                Value::Null | Value::Bool(_) => {}
             }
         }
         report

@@ -161,6 +161,59 @@ fn string_values_under_secret_keys_are_redacted_whole() {
     assert_eq!(value["client_secret"], "");
 }
 
+/// An MCP tool's answer as a hook sends it: a service-account key as an
+/// object, at some depth, beside values that must stay.
+#[test]
+fn secret_named_keys_are_redacted_at_any_depth_of_a_structured_payload() {
+    let mut payload = json!({
+        "hook_event_name": "PostToolUse",
+        "tool_name": "mcp__gcp__create_key",
+        "tool_input": {"account": "bot@demo.iam.gserviceaccount.com"},
+        "tool_response": {
+            "key": {
+                "type": "service_account",
+                "private_key_id": "4788ab12cd34ef56",
+                "private_key": "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+                "client_id": "104235468612345678901",
+                "project_id": "demo"
+            },
+            "aws": [{"credentials": {"secret": "wJalrXUtnFEMIK7MDENGbPxRfiCYzEXAMPLEKEY"}, "region": "eu-west-1"}],
+            "login": {"password": "correct horse", "clientSecret": "s3cr3t-value", "token": "tok_8f7a6b5c",
+                      "apiKey": "k-1234-5678", "secret_pin": 48213377, "retries": 3}
+        }
+    });
+    let report = FILTER.filter_value(&mut payload);
+    let key = &payload["tool_response"]["key"];
+    assert_eq!(key["private_key_id"], "[REDACTED:env_assignment]");
+    assert_eq!(key["private_key"], "[REDACTED:env_assignment]");
+    assert_eq!(key["client_id"], "104235468612345678901");
+    assert_eq!(key["project_id"], "demo");
+    assert_eq!(key["type"], "service_account");
+    let aws = &payload["tool_response"]["aws"][0];
+    assert_eq!(aws["credentials"]["secret"], "[REDACTED:env_assignment]");
+    assert_eq!(aws["region"], "eu-west-1");
+    let login = &payload["tool_response"]["login"];
+    for field in ["password", "clientSecret", "token", "apiKey", "secret_pin"] {
+        assert_eq!(login[field], "[REDACTED:env_assignment]", "{field}");
+    }
+    assert_eq!(login["retries"], 3);
+    assert_eq!(
+        payload["tool_input"]["account"],
+        "bot@demo.iam.gserviceaccount.com"
+    );
+    assert_eq!(report.redactions.get("env_assignment"), Some(&8), "{report:?}");
+    let text = payload.to_string();
+    for secret in [
+        "4788ab12cd34ef56",
+        "wJalrXUtnFEMI",
+        "correct horse",
+        "48213377",
+        "tok_8f7a6b5c",
+    ] {
+        assert!(!text.contains(secret), "{secret} kept in {text}");
+    }
+}
+
 #[test]
 fn filter_value_handles_scalars_empty_and_deep_values() {
     for mut v in [
