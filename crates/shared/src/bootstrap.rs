@@ -47,6 +47,9 @@ pub async fn bootstrap_if_empty(pool: &PgPool, signer: &TokenSigner) -> anyhow::
             scopes: vec![Scope::Superadmin, Scope::Admin, Scope::Read, Scope::Ingest],
             expires_at: None,
             created_by: None,
+            member_id: None,
+            kind: tenancy::tokens::TokenKind::Service,
+            host: None,
         },
     )
     .await?;
@@ -60,6 +63,9 @@ pub async fn bootstrap_if_empty(pool: &PgPool, signer: &TokenSigner) -> anyhow::
             scopes: vec![Scope::Ingest, Scope::Read],
             expires_at: None,
             created_by: Some(admin.token.id),
+            member_id: None,
+            kind: tenancy::tokens::TokenKind::Service,
+            host: None,
         },
     )
     .await?;

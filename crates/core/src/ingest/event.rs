@@ -121,6 +121,16 @@ pub struct IncomingEvent {
     pub generate: bool,
     /// Make the event's job due at once (`wait=true`), not at turn end.
     pub seal_now: bool,
+    /// Who sent it.
+    pub actor: Actor,
+}
+
+/// Who sends an event: the token, and the member it belongs to. Sessions,
+/// events and the memories drawn from them carry the member.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Actor {
+    pub token_id: Option<Uuid>,
+    pub member_id: Option<Uuid>,
 }
 
 /// A stable key for events that carry no id of their own: the hash of the body.

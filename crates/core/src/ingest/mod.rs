@@ -12,7 +12,7 @@ mod plan;
 mod plan_capture;
 mod write;
 
-pub use event::{EventKind, IncomingEvent, SessionTarget, idempotency_key_from_body};
+pub use event::{Actor, EventKind, IncomingEvent, SessionTarget, idempotency_key_from_body};
 pub use pipeline::{Outcome, Skipped, ingest_batch, ingest_one, publish};
 pub use plan::JobPlan;
 

@@ -56,7 +56,7 @@ pub async fn write(
     if let Some(key) = repeated_prompt(&mut *conn, project, ev).await? {
         return Ok(Written::Duplicate { key });
     }
-    let session = resolve_session(&mut *conn, project, &ev.session, change).await?;
+    let session = resolve_session(&mut *conn, project, ev, change).await?;
     let prompt_number = session.as_ref().map(|s| s.prompt_counter);
     if let Some(s) = &session
         && ev.kind.is_turn_scoped()
@@ -91,6 +91,7 @@ pub async fn write(
             payload: &ev.payload,
             metadata: &ev.metadata,
             occurred_at: ev.occurred_at,
+            member_id: ev.actor.member_id,
         },
     )
     .await?;
@@ -143,10 +144,10 @@ async fn repeated_prompt(
 async fn resolve_session(
     conn: &mut PgConnection,
     project: ProjectRef,
-    target: &SessionTarget,
+    ev: &IncomingEvent,
     change: SessionChange,
 ) -> Result<Option<SessionRow>> {
-    let key = match target {
+    let mut key = match &ev.session {
         SessionTarget::None => return Ok(None),
         SessionTarget::Agent(key) => key.clone(),
         SessionTarget::Server(id) => {
@@ -181,6 +182,7 @@ async fn resolve_session(
             },
         },
     };
+    key.actor = ev.actor;
     let (row, _) = sessions::upsert(conn, project, &key, change).await?;
     Ok(Some(row))
 }

@@ -50,6 +50,8 @@ pub struct NewEvent<'a> {
     pub payload: &'a serde_json::Value,
     pub metadata: &'a serde_json::Value,
     pub occurred_at: DateTime<Utc>,
+    /// The member whose agent sent it.
+    pub member_id: Option<Uuid>,
 }
 
 /// Inserts the event; `None` when its idempotency key is already stored.
@@ -57,8 +59,8 @@ pub async fn insert(conn: &mut PgConnection, e: NewEvent<'_>) -> sqlx::Result<Op
     sqlx::query_as(concat!(
         "INSERT INTO agent_events (id, team_id, project_id, session_id, job_id, source_adapter, source_type,
              event_type, platform_source, source_event_id, idempotency_key, prompt_number, tool_name, payload,
-             metadata, occurred_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+             metadata, occurred_at, member_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
          ON CONFLICT (project_id, idempotency_key) DO NOTHING
          RETURNING ",
         columns!()
@@ -79,6 +81,7 @@ pub async fn insert(conn: &mut PgConnection, e: NewEvent<'_>) -> sqlx::Result<Op
     .bind(e.payload)
     .bind(e.metadata)
     .bind(e.occurred_at)
+    .bind(e.member_id)
     .fetch_optional(conn)
     .await
 }

@@ -29,13 +29,26 @@ pub struct SessionRow {
     pub last_generated_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// The member whose agent opened it, and the token it was opened with.
+    pub member_id: Option<Uuid>,
+    pub token_id: Option<Uuid>,
+}
+
+impl SessionRow {
+    /// Whether `actor` opened this session: its token, or another token of
+    /// the same member (their other laptop).
+    pub fn opened_by(&self, actor: crate::ingest::Actor) -> bool {
+        (self.token_id.is_some() && self.token_id == actor.token_id)
+            || (self.member_id.is_some() && self.member_id == actor.member_id)
+    }
 }
 
 macro_rules! columns {
     () => {
         "id, team_id, project_id, agent, external_session_id, content_session_id, agent_id, agent_type,
          platform_source, cwd, status, generation_status, prompt_counter, private_prompt_number,
-         last_prompt_hash, metadata, started_at, ended_at, last_generated_at, created_at, updated_at"
+         last_prompt_hash, metadata, started_at, ended_at, last_generated_at, created_at, updated_at, member_id,
+         token_id"
     };
 }
 
@@ -52,6 +65,8 @@ pub struct SessionKey {
     pub metadata: Option<serde_json::Value>,
     /// Hash of the user prompt that opens a new turn.
     pub prompt_hash: Option<String>,
+    /// Who opens it: kept from the first writer that names one.
+    pub actor: crate::ingest::Actor,
 }
 
 /// What an event does to its session.
@@ -93,10 +108,10 @@ pub async fn upsert(
     sqlx::query_as::<_, SessionWithInsert>(concat!(
         "INSERT INTO sessions AS s (id, team_id, project_id, agent, external_session_id, content_session_id,
              agent_id, agent_type, platform_source, cwd, metadata, prompt_counter, private_prompt_number,
-             status, ended_at, last_prompt_hash)
+             status, ended_at, last_prompt_hash, member_id, token_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, coalesce($11, '{}'::jsonb),
              CASE WHEN $12 THEN 1 ELSE 0 END, CASE WHEN $13 THEN 1 END,
-             $14, CASE WHEN $14 = 'ended' THEN now() END, $16)
+             $14, CASE WHEN $14 = 'ended' THEN now() END, $16, $17, $18)
          ON CONFLICT (project_id, agent, external_session_id) DO UPDATE SET
              content_session_id = coalesce(s.content_session_id, EXCLUDED.content_session_id),
              agent_id = coalesce(EXCLUDED.agent_id, s.agent_id),
@@ -109,6 +124,8 @@ pub async fn upsert(
              last_prompt_hash = CASE WHEN $12 THEN $16 ELSE s.last_prompt_hash END,
              status = CASE WHEN $15 THEN EXCLUDED.status ELSE s.status END,
              ended_at = CASE WHEN $15 THEN EXCLUDED.ended_at ELSE s.ended_at END,
+             member_id = coalesce(s.member_id, EXCLUDED.member_id),
+             token_id = coalesce(s.token_id, EXCLUDED.token_id),
              updated_at = now()
          RETURNING ",
         columns!(),
@@ -133,6 +150,8 @@ pub async fn upsert(
         SessionChange::Open | SessionChange::Close | SessionChange::NewTurn { .. }
     ))
     .bind(&key.prompt_hash)
+    .bind(key.actor.member_id)
+    .bind(key.actor.token_id)
     .fetch_one(conn)
     .await
     .map(|r| (r.session, r.inserted))

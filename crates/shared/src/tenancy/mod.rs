@@ -2,14 +2,16 @@
 //! administrative change writes to.
 
 pub mod audit;
+pub mod members;
 pub mod project_rules;
 pub mod projects;
 pub mod teams;
 pub mod tokens;
 
+pub use members::{Member, Role};
 pub use projects::Project;
 pub use teams::Team;
-pub use tokens::{ApiToken, MintedToken, NewToken};
+pub use tokens::{ApiToken, MintedToken, NewToken, TokenKind};
 
 /// Slugs: lowercase letters, digits, `-`, `_` (and `.` for projects), up to 63 chars.
 pub fn is_valid_slug(slug: &str) -> bool {

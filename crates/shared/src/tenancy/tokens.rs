@@ -18,6 +18,37 @@ pub struct ApiToken {
     pub revoked_at: Option<DateTime<Utc>>,
     pub last_used_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
+    /// The member it belongs to (`laptop` and `session` tokens of a person).
+    pub member_id: Option<Uuid>,
+    pub kind: TokenKind,
+    /// The machine a laptop token was minted for.
+    pub host: Option<String>,
+    /// The token that minted it (for a dashboard session: the one signed in with).
+    pub created_by: Option<Uuid>,
+}
+
+/// Whose a token is (migration 0025).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, sqlx::Type, serde::Serialize, serde::Deserialize)]
+#[sqlx(type_name = "text", rename_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
+pub enum TokenKind {
+    /// CI, integrations, the bootstrap token: no person.
+    #[default]
+    Service,
+    /// One machine of a member, minted by `cairn login`.
+    Laptop,
+    /// A dashboard sign-in; signing out revokes it.
+    Session,
+}
+
+impl TokenKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Service => "service",
+            Self::Laptop => "laptop",
+            Self::Session => "session",
+        }
+    }
 }
 
 impl ApiToken {
@@ -37,6 +68,31 @@ pub struct NewToken {
     pub scopes: Vec<Scope>,
     pub expires_at: Option<DateTime<Utc>>,
     pub created_by: Option<Uuid>,
+    pub member_id: Option<Uuid>,
+    pub kind: TokenKind,
+    pub host: Option<String>,
+}
+
+impl NewToken {
+    /// A service token (no member) of the team, or of one project.
+    pub fn service(
+        team_id: Uuid,
+        project_id: Option<Uuid>,
+        name: impl Into<String>,
+        scopes: Vec<Scope>,
+    ) -> Self {
+        Self {
+            team_id,
+            project_id,
+            name: name.into(),
+            scopes,
+            expires_at: None,
+            created_by: None,
+            member_id: None,
+            kind: TokenKind::Service,
+            host: None,
+        }
+    }
 }
 
 pub struct MintedToken {
@@ -47,7 +103,8 @@ pub struct MintedToken {
 
 macro_rules! token_columns {
     () => {
-        "id, team_id, project_id, name, scopes, expires_at, revoked_at, last_used_at, created_at"
+        "id, team_id, project_id, name, scopes, expires_at, revoked_at, last_used_at, created_at, member_id, kind,
+         host, created_by"
     };
 }
 
@@ -70,8 +127,9 @@ pub async fn mint_token(
     let secret = signer.sign(&claims);
     let hashed = SecretHash::new(&secret);
     let scope_names: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
-    let token = sqlx::query_as(concat!("INSERT INTO api_tokens (id, team_id, project_id, name, scopes, secret_salt, secret_hash, expires_at, created_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ", token_columns!(), ""))
+    let token = sqlx::query_as(concat!("INSERT INTO api_tokens (id, team_id, project_id, name, scopes, secret_salt, secret_hash, expires_at, created_by,
+                                 member_id, kind, host)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ", token_columns!(), ""))
     .bind(id)
     .bind(new.team_id)
     .bind(new.project_id)
@@ -81,30 +139,39 @@ pub async fn mint_token(
     .bind(&hashed.hash)
     .bind(new.expires_at)
     .bind(new.created_by)
+    .bind(new.member_id)
+    .bind(new.kind)
+    .bind(&new.host)
     .fetch_one(db)
     .await?;
     Ok(MintedToken { token, secret })
 }
 
+/// The team's tokens, newest first; dashboard sessions are not listed.
 pub async fn list_tokens(db: impl PgExecutor<'_>, team_id: Uuid) -> sqlx::Result<Vec<ApiToken>> {
     sqlx::query_as(concat!(
         "SELECT ",
         token_columns!(),
-        " FROM api_tokens WHERE team_id = $1 ORDER BY created_at DESC"
+        " FROM api_tokens WHERE team_id = $1 AND kind <> 'session' ORDER BY created_at DESC"
     ))
     .bind(team_id)
     .fetch_all(db)
     .await
 }
 
-/// Revokes a token of the team; `None` when no such token exists in the team.
+/// Revokes a token of the team, and the dashboard sessions opened with it;
+/// `None` when no such token exists in the team.
+#[tracing::instrument(skip(db), err)]
 pub async fn revoke_token(
     db: impl PgExecutor<'_>,
     team_id: Uuid,
     id: Uuid,
 ) -> sqlx::Result<Option<ApiToken>> {
     sqlx::query_as(concat!(
-        "UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
+        "WITH sessions AS (
+             UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
+             WHERE team_id = $1 AND created_by = $2 AND kind = 'session')
+         UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
          WHERE team_id = $1 AND id = $2 RETURNING ",
         token_columns!(),
         ""
@@ -155,4 +222,52 @@ pub async fn touch_last_used(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<
     .execute(db)
     .await?;
     Ok(())
+}
+
+/// The dashboard sessions opened with a token (to drop from caches when it
+/// is revoked).
+#[tracing::instrument(skip(db), err)]
+pub async fn sessions_of(db: impl PgExecutor<'_>, team_id: Uuid, token_id: Uuid) -> sqlx::Result<Vec<Uuid>> {
+    sqlx::query_scalar(
+        "SELECT id FROM api_tokens WHERE team_id = $1 AND created_by = $2 AND kind = 'session'",
+    )
+    .bind(team_id)
+    .bind(token_id)
+    .fetch_all(db)
+    .await
+}
+
+/// Revokes every token of a member (offboarding); returns their ids.
+#[tracing::instrument(skip(db), err)]
+pub async fn revoke_member_tokens(
+    db: impl PgExecutor<'_>,
+    team_id: Uuid,
+    member_id: Uuid,
+) -> sqlx::Result<Vec<Uuid>> {
+    sqlx::query_scalar(
+        "UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
+         WHERE team_id = $1 AND member_id = $2 RETURNING id",
+    )
+    .bind(team_id)
+    .bind(member_id)
+    .fetch_all(db)
+    .await
+}
+
+/// The tokens of one member, newest first.
+#[tracing::instrument(skip(db), err)]
+pub async fn member_tokens(
+    db: impl PgExecutor<'_>,
+    team_id: Uuid,
+    member_id: Uuid,
+) -> sqlx::Result<Vec<ApiToken>> {
+    sqlx::query_as(concat!(
+        "SELECT ",
+        token_columns!(),
+        " FROM api_tokens WHERE team_id = $1 AND member_id = $2 ORDER BY created_at DESC"
+    ))
+    .bind(team_id)
+    .bind(member_id)
+    .fetch_all(db)
+    .await
 }

@@ -7,7 +7,10 @@ use axum::{
     extract::{FromRequestParts, OptionalFromRequestParts},
     http::request::Parts,
 };
-use cairn_shared::{auth::Scope, tenancy::tokens};
+use cairn_shared::{
+    auth::Scope,
+    tenancy::{TokenKind, tokens},
+};
 use uuid::Uuid;
 
 use super::session_cookie::{self, SessionKeys};
@@ -22,9 +25,32 @@ pub struct Auth {
     pub project_id: Option<Uuid>,
     pub scopes: Vec<Scope>,
     pub expires_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// The person behind the token, for a member's laptop or dashboard session.
+    pub member_id: Option<Uuid>,
+    pub kind: TokenKind,
 }
 
 impl Auth {
+    pub fn from_token(token: &tokens::ApiToken) -> Self {
+        Self {
+            token_id: token.id,
+            team_id: token.team_id,
+            project_id: token.project_id,
+            scopes: token.scopes(),
+            expires_at: token.expires_at,
+            member_id: token.member_id,
+            kind: token.kind,
+        }
+    }
+
+    /// Who the events this caller sends come from.
+    pub fn actor(&self) -> cairn_core::ingest::Actor {
+        cairn_core::ingest::Actor {
+            token_id: Some(self.token_id),
+            member_id: self.member_id,
+        }
+    }
+
     /// True when the caller holds every scope of `scopes` (for managing
     /// another token: no one sees or touches a token that outranks it).
     /// `admin` counts as holding `ingest` and `read`; `superadmin` holds all.
@@ -36,8 +62,16 @@ impl Auth {
         })
     }
 
+    /// Whether the caller may read the project's raw data and search it
+    /// (`read`, or `admin`, which includes it).
+    pub fn may_read(&self) -> bool {
+        self.covers(&[Scope::Read])
+    }
+
+    /// Refuses a caller without `scope` (as [`Auth::covers`] counts it:
+    /// `admin` includes `ingest` and `read`, `superadmin` everything).
     pub fn require(&self, scope: Scope) -> Result<(), ApiError> {
-        if self.scopes.contains(&scope) || self.scopes.contains(&Scope::Superadmin) {
+        if self.covers(&[scope]) {
             Ok(())
         } else {
             Err(ApiError::forbidden(
@@ -172,13 +206,25 @@ async fn authenticate_session(state: &AppState, parts: &Parts, cookie: &str) -> 
         }
         return Ok(auth);
     }
-    let Some(row) = tokens::load_for_auth(&state.pool, claims.tid).await? else {
-        return Err(ApiError::forbidden("invalid_token", "the token is not valid"));
+    let Some(row) = tokens::load_for_auth(&state.pool, claims.tid)
+        .await?
+        .filter(|row| row.token.kind == TokenKind::Session)
+    else {
+        return Err(session_ended());
     };
     if row.token.revoked_at.is_some() {
-        return Err(ApiError::forbidden("token_revoked", "the token has been revoked"));
+        return Err(session_ended());
     }
     admit(state, row.token)
+}
+
+/// A session signed out of, or opened with a token since revoked.
+fn session_ended() -> ApiError {
+    ApiError::new(
+        axum::http::StatusCode::UNAUTHORIZED,
+        "session_ended",
+        "the dashboard session has ended: sign in again",
+    )
 }
 
 /// A verified, unrevoked token row becomes the caller (and is cached).
@@ -186,13 +232,7 @@ fn admit(state: &AppState, token: tokens::ApiToken) -> Result<Auth, ApiError> {
     if !token.is_usable(chrono::Utc::now()) {
         return Err(ApiError::forbidden("token_expired", "the token has expired"));
     }
-    let auth = Auth {
-        token_id: token.id,
-        team_id: token.team_id,
-        project_id: token.project_id,
-        scopes: token.scopes(),
-        expires_at: token.expires_at,
-    };
+    let auth = Auth::from_token(&token);
     state.tokens.put(auth.clone());
     let pool = state.pool.clone();
     let id = auth.token_id;

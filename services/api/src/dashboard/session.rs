@@ -8,7 +8,7 @@ use axum::{
     http::{HeaderMap, StatusCode, header},
     response::{IntoResponse, Redirect, Response},
 };
-use cairn_shared::tenancy::{teams, tokens};
+use cairn_shared::tenancy::{TokenKind, teams, tokens};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -44,34 +44,78 @@ pub struct SessionView {
     csrf: String,
 }
 
-/// A sign-in from another site is refused (the cookie is `SameSite=Strict`
-/// anyway; this keeps a foreign page from signing a browser in).
-fn same_origin(headers: &HeaderMap) -> bool {
-    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
-        return true;
-    };
-    let host = headers
-        .get(header::HOST)
+/// The origins this server answers at: the configured public URL's, and the
+/// request's `Host` over the scheme it came (`X-Forwarded-Proto` behind a
+/// proxy), so `https://host` is not taken for `http://host`.
+fn own_origins(public_url: &str, headers: &HeaderMap) -> Vec<String> {
+    let mut origins = vec![];
+    if let Some(origin) = origin_of(public_url) {
+        origins.push(origin);
+    }
+    if let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) {
+        let https = headers
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"));
+        origins.push(format!(
+            "{}://{}",
+            if https { "https" } else { "http" },
+            host.to_ascii_lowercase()
+        ));
+    }
+    origins
+}
+
+/// `scheme://host[:port]` of a URL, lowercased; `None` for anything else
+/// (`null`, a relative reference).
+fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.trim().split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    (!scheme.is_empty() && !authority.is_empty() && !authority.contains('@')).then(|| {
+        format!(
+            "{}://{}",
+            scheme.to_ascii_lowercase(),
+            authority.to_ascii_lowercase()
+        )
+    })
+}
+
+/// A sign-in must come from this server's own page (login CSRF): its
+/// `Origin`, or without one its `Referer`, must be one of `own_origins`
+/// (scheme, host and port). A form post carrying neither is refused; a JSON
+/// body without either is a script's (`curl`), which no foreign page can
+/// send without `Origin`.
+fn same_origin(public_url: &str, headers: &HeaderMap, form: bool) -> bool {
+    let presented = headers
+        .get(header::ORIGIN)
+        .or_else(|| headers.get(header::REFERER))
+        .map(|v| v.to_str().ok().and_then(origin_of));
+    match presented {
+        Some(Some(origin)) => own_origins(public_url, headers).contains(&origin),
+        Some(None) => false,
+        None => !form,
+    }
+}
+
+fn is_form(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    let origin_host = origin.split_once("://").map(|(_, rest)| rest).unwrap_or(origin);
-    !host.is_empty() && origin_host.eq_ignore_ascii_case(host)
+        .is_some_and(|v| {
+            v.trim()
+                .to_ascii_lowercase()
+                .starts_with("application/x-www-form-urlencoded")
+        })
 }
 
 async fn read_token(request: Request, state: &AppState) -> Result<(String, bool), ApiError> {
-    let content_type = request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_ascii_lowercase();
     let bad = |_| {
         ApiError::bad_request(
             "invalid_sign_in",
             "send a JSON body {\"token\": \"…\"} or a form field `token`",
         )
     };
-    if content_type.starts_with("application/x-www-form-urlencoded") {
+    if is_form(request.headers()) {
         let Form(body) = Form::<SignIn>::from_request(request, state)
             .await
             .map_err(|e| bad(e.to_string()))?;
@@ -108,13 +152,20 @@ async fn view(
 }
 
 /// `POST /dashboard/session`: the token is checked exactly as a bearer token
-/// is; the cookie names the token's id and lasts the configured session
-/// time, never past the token's own expiry.
+/// is, then a session token (kind `session`, the presented token's team,
+/// project, scopes and member) is minted for the browser: the cookie names
+/// it, it lasts the configured session time (never past the presented
+/// token's expiry), signing out revokes it, and revoking the presented token
+/// revokes it too.
 pub async fn sign_in(State(state): State<AppState>, request: Request) -> Result<Response, ApiError> {
-    if !same_origin(request.headers()) {
+    if !same_origin(
+        &state.config.public_url,
+        request.headers(),
+        is_form(request.headers()),
+    ) {
         return Err(ApiError::forbidden(
             "csrf_failed",
-            "sign-in from another origin is refused",
+            "sign-in is accepted only from this server's own page (Origin or Referer)",
         ));
     }
     let secure = settings::secure_cookie(&state.config.public_url, request.headers());
@@ -123,18 +174,54 @@ pub async fn sign_in(State(state): State<AppState>, request: Request) -> Result<
     if token.is_empty() {
         return Err(ApiError::bad_request("invalid_sign_in", "the token is empty"));
     }
-    let auth = authenticate(&state, token).await?;
-    let now = chrono::Utc::now().timestamp();
-    let mut expires = now + settings::session_seconds();
-    if let Some(at) = auth.expires_at {
-        expires = expires.min(at.timestamp());
+    let presented = authenticate(&state, token).await?;
+    let mut expires = chrono::Utc::now() + chrono::Duration::seconds(settings::session_seconds());
+    if let Some(at) = presented.expires_at {
+        expires = expires.min(at);
     }
-    let (value, claims) = SessionKeys::derive(&state.signer).issue(auth.token_id, expires);
+    let name = tokens::token_name(&state.pool, presented.team_id, presented.token_id)
+        .await?
+        .unwrap_or_else(|| "dashboard".into());
+    open(&state, &presented, name, expires, secure, form).await
+}
+
+/// Mints the session token of a dashboard sign-in (by token, or by the
+/// company's provider for `member`) and answers with its cookie: a redirect
+/// to the dashboard for a form, else the session as JSON.
+pub async fn open(
+    state: &AppState,
+    by: &Auth,
+    name: String,
+    expires: chrono::DateTime<chrono::Utc>,
+    secure: bool,
+    redirect: bool,
+) -> Result<Response, ApiError> {
+    let session = tokens::mint_token(
+        &state.pool,
+        &state.signer,
+        tokens::NewToken {
+            team_id: by.team_id,
+            project_id: by.project_id,
+            name,
+            scopes: by.scopes.clone(),
+            expires_at: Some(expires),
+            created_by: (by.kind != TokenKind::Session).then_some(by.token_id),
+            member_id: by.member_id,
+            kind: TokenKind::Session,
+            host: None,
+        },
+    )
+    .await?
+    .token;
+    let now = chrono::Utc::now().timestamp();
+    let expires = expires.timestamp();
+    let (value, claims) = SessionKeys::derive(&state.signer).issue(session.id, expires);
     let cookie = session_cookie::set_cookie(&value, expires - now, secure);
-    let mut response = if form {
+    let mut response = if redirect {
         Redirect::to("/").into_response()
     } else {
-        (StatusCode::OK, AxumJson(view(&state, &auth, &claims).await?)).into_response()
+        let auth = Auth::from_token(&session);
+        (StatusCode::OK, AxumJson(view(state, &auth, &claims).await?)).into_response()
     };
     response.headers_mut().insert(
         header::SET_COOKIE,
@@ -160,12 +247,23 @@ pub async fn current(
     Ok(AxumJson(view(&state, &auth, &claims).await?).into_response())
 }
 
-/// `DELETE /dashboard/session`: the browser forgets the cookie.
-pub async fn sign_out(State(state): State<AppState>, headers: HeaderMap) -> Response {
+/// `DELETE /dashboard/session`: ends the session on the server (its token is
+/// revoked, on this replica at once, on others within the token cache's
+/// time) and in the browser.
+pub async fn sign_out(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
     let secure = settings::secure_cookie(&state.config.public_url, &headers);
-    (
+    let claims = session_cookie::from_headers(&headers)
+        .and_then(|value| SessionKeys::derive(&state.signer).verify(value));
+    if let Some(claims) = claims
+        && let Some(row) = tokens::load_for_auth(&state.pool, claims.tid).await?
+        && row.token.kind == TokenKind::Session
+    {
+        tokens::revoke_token(&state.pool, row.token.team_id, row.token.id).await?;
+        state.tokens.forget(row.token.id);
+    }
+    Ok((
         StatusCode::NO_CONTENT,
         [(header::SET_COOKIE, session_cookie::clear_cookie(secure))],
     )
-        .into_response()
+        .into_response())
 }

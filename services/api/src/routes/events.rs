@@ -170,6 +170,7 @@ fn to_incoming(
         occurred_at,
         generate: query.generate.unwrap_or(true),
         seal_now: query.wait.unwrap_or(false),
+        actor: Default::default(),
     })
 }
 
@@ -234,7 +235,8 @@ pub async fn post_event(
         .get("idempotency-key")
         .and_then(|v| v.to_str().ok())
         .filter(|k| !k.is_empty() && k.len() <= 200);
-    let event = to_incoming(input, query, header)?;
+    let mut event = to_incoming(input, query, header)?;
+    event.actor = auth.actor();
     let outcome = ingest::ingest_one(&state, project, event).await?;
     let (status, body) = respond(&state, outcome, query.wait.unwrap_or(false)).await?;
     Ok((status, Json(body)))
@@ -281,7 +283,9 @@ pub async fn post_event_batch(
                 p
             }
         };
-        incoming.push((project, to_incoming(input, query, None)?));
+        let mut event = to_incoming(input, query, None)?;
+        event.actor = auth.actor();
+        incoming.push((project, event));
     }
     let outcomes = ingest::ingest_batch(&state, incoming).await?;
     let mut events = Vec::with_capacity(outcomes.len());

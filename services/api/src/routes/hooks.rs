@@ -200,6 +200,7 @@ pub async fn post_hook(
     if header("x-cairn-replay").is_some() {
         event.metadata["replayed"] = true.into();
     }
+    event.actor = auth.actor();
     let (project, _) = auth
         .project_at(&state, query.project.as_deref(), &query.locator(body_cwd(&event)))
         .await?;

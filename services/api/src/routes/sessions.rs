@@ -85,6 +85,7 @@ pub async fn start_session(
         agent_type: body.agent_type.clone(),
         platform_source: Some(agent.clone()),
         metadata: Some(metadata),
+        actor: auth.actor(),
         ..Default::default()
     };
     let mut conn = state.pool.acquire().await?;
@@ -115,6 +116,7 @@ pub async fn start_session(
                 occurred_at: chrono::Utc::now(),
                 generate: true,
                 seal_now: false,
+                actor: auth.actor(),
             };
             ingest::ingest_one(&state, project, event).await?;
             session = sessions::get(&state.pool, project.team_id, Some(project.id), session.id)
@@ -171,8 +173,10 @@ pub async fn end_session(
     Path(id): Path<Uuid>,
 ) -> ApiResult<Json<EndSessionResponse>> {
     auth.require(Scope::Ingest)?;
+    // A token that may not read sessions ends only those it (or its member) opened.
     let existing = sessions::get(&state.pool, auth.team_id, auth.project_filter(), id)
         .await?
+        .filter(|s| auth.may_read() || s.opened_by(auth.actor()))
         .ok_or_else(|| ApiError::not_found("session_not_found", "no such session"))?;
     let project = crate::auth::ProjectRef {
         team_id: existing.team_id,

@@ -36,3 +36,4 @@ mod search;
 mod states;
 mod telemetry;
 mod transfer;
+mod who_may;

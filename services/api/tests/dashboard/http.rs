@@ -116,19 +116,41 @@ async fn sign_in_sets_a_strict_http_only_cookie_that_never_holds_the_token() {
         .unwrap();
     assert!(res.headers()["set-cookie"].to_str().unwrap().contains("; Secure"));
 
-    // A plain HTML form works too, and lands on the page.
-    let res = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
-        .post(format!("{}/dashboard/session", app.base))
-        .form(&[("token", app.admin_token.as_str())])
-        .send()
-        .await
-        .unwrap();
+    // A plain HTML form of the page works too, and lands on the page.
+    let form = |origin: Option<(&'static str, String)>| {
+        let mut req = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap()
+            .post(format!("{}/dashboard/session", app.base))
+            .form(&[("token", app.admin_token.as_str())]);
+        if let Some((name, value)) = origin {
+            req = req.header(name, value);
+        }
+        req.send()
+    };
+    let res = form(Some(("origin", app.base.clone()))).await.unwrap();
     assert_eq!(res.status(), 303);
     assert_eq!(res.headers()["location"], "/");
     assert!(res.headers()["set-cookie"].to_str().unwrap().contains("HttpOnly"));
+    let res = form(Some(("referer", format!("{}/", app.base)))).await.unwrap();
+    assert_eq!(res.status(), 303, "the page's own Referer stands in for Origin");
+
+    // Login CSRF: a form from nowhere, from a foreign page, or from the same
+    // host over another scheme signs nobody in.
+    let https_origin = app.base.replacen("http://", "https://", 1);
+    for origin in [
+        None,
+        Some(("referer", "http://evil.example/login".to_string())),
+        Some(("origin", https_origin)),
+        Some(("origin", "null".to_string())),
+    ] {
+        let res = form(origin.clone()).await.unwrap();
+        assert_eq!(res.status(), 403, "{origin:?}");
+        assert!(res.headers().get("set-cookie").is_none());
+        let err: Value = res.json().await.unwrap();
+        assert_eq!(err["error"]["code"], "csrf_failed");
+    }
 
     // A bad token, an empty body, a foreign origin: refused, no cookie.
     for (body, origin, status, code) in [
@@ -163,7 +185,8 @@ async fn cookie_writes_need_the_session_csrf_header_and_bearer_writes_do_not() {
     let (cookie, session) = sign_in(&app, &app.admin_token).await;
     let csrf = session["csrf"].as_str().unwrap();
     let url = format!("{}/v1/admin/tokens", app.base);
-    let tokens = || app.count("SELECT count(*) FROM api_tokens");
+    // Dashboard sessions are token rows too (`kind = 'session'`): not what a write would add.
+    let tokens = || app.count("SELECT count(*) FROM api_tokens WHERE kind <> 'session'");
     let before = tokens().await;
 
     // Reads with the cookie alone.
@@ -290,15 +313,16 @@ async fn a_forged_expired_or_misused_session_value_is_refused() {
 async fn revoking_the_token_ends_its_session_and_sign_out_clears_the_cookie() {
     let app = spawn_app().await;
     let secret = app.mint(json!({"name": "laptop", "scopes": ["read"]})).await;
-    let (cookie, session) = sign_in(&app, &secret).await;
-    let whoami = || {
+    let (cookie, _) = sign_in(&app, &secret).await;
+    let whoami = |cookie: String| {
         app.client
             .get(format!("{}/v1/whoami", app.base))
-            .header("cookie", &cookie)
+            .header("cookie", cookie)
             .send()
     };
-    assert_eq!(whoami().await.unwrap().status(), 200);
-    let id = session["tokenId"].as_str().unwrap();
+    assert_eq!(whoami(cookie.clone()).await.unwrap().status(), 200);
+    let (_, me) = app.get("/v1/whoami", Some(&secret)).await;
+    let id = me["tokenId"].as_str().unwrap();
     let (status, _) = app
         .post(
             &format!("/v1/admin/tokens/{id}/revoke"),
@@ -307,10 +331,8 @@ async fn revoking_the_token_ends_its_session_and_sign_out_clears_the_cookie() {
         )
         .await;
     assert_eq!(status, 200);
-    let res = whoami().await.unwrap();
-    assert_eq!(res.status(), 403);
-    let err: Value = res.json().await.unwrap();
-    assert_eq!(err["error"]["code"], "token_revoked");
+    let res = whoami(cookie.clone()).await.unwrap();
+    assert_eq!(res.status(), 401, "the session opened with a revoked token has ended");
     let res = app
         .client
         .get(format!("{}/dashboard/session", app.base))
@@ -318,7 +340,7 @@ async fn revoking_the_token_ends_its_session_and_sign_out_clears_the_cookie() {
         .send()
         .await
         .unwrap();
-    assert_eq!(res.status(), 403);
+    assert_eq!(res.status(), 401);
 
     let res = app
         .client
@@ -333,4 +355,43 @@ async fn revoking_the_token_ends_its_session_and_sign_out_clears_the_cookie() {
         cleared.starts_with("cairn_session=;") && cleared.contains("Max-Age=0"),
         "{cleared}"
     );
+}
+
+/// Signing out ends the session on the server: the old cookie, replayed,
+/// answers nothing (before, it kept answering until it expired).
+#[tokio::test]
+async fn sign_out_ends_the_session_on_the_server() {
+    let app = spawn_app().await;
+    let (cookie, _) = sign_in(&app, &app.admin_token).await;
+    let (other, _) = sign_in(&app, &app.admin_token).await;
+    let whoami = |cookie: &str| {
+        app.client
+            .get(format!("{}/v1/whoami", app.base))
+            .header("cookie", cookie.to_string())
+            .send()
+    };
+    assert_eq!(whoami(&cookie).await.unwrap().status(), 200);
+    let res = app
+        .client
+        .delete(format!("{}/dashboard/session", app.base))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 204);
+    let res = whoami(&cookie).await.unwrap();
+    assert_eq!(res.status(), 401);
+    let err: Value = res.json().await.unwrap();
+    assert_eq!(err["error"]["code"], "session_ended", "{err}");
+    assert_eq!(
+        whoami(&other).await.unwrap().status(),
+        200,
+        "another sign-in of the same token goes on"
+    );
+    let (status, _) = app.get("/v1/whoami", Some(&app.admin_token)).await;
+    assert_eq!(status, 200, "the token signed in with is not revoked");
+    let revoked = app
+        .count("SELECT count(*) FROM api_tokens WHERE kind = 'session' AND revoked_at IS NOT NULL")
+        .await;
+    assert_eq!(revoked, 1);
 }

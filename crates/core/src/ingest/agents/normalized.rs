@@ -232,6 +232,7 @@ impl Identity<'_> {
             occurred_at: request.occurred_at,
             generate: true,
             seal_now: false,
+            actor: Default::default(),
         }
     }
 }

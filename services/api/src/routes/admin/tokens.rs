@@ -122,6 +122,9 @@ pub async fn mint_token(
             scopes,
             expires_at,
             created_by: Some(auth.token_id),
+            member_id: None,
+            kind: tokens::TokenKind::Service,
+            host: None,
         },
     )
     .await?;
@@ -193,6 +196,7 @@ pub async fn revoke_token(
         .await?
         .filter(|t| manages(&auth, t))
         .ok_or_else(|| ApiError::not_found("token_not_found", "no such token"))?;
+    let sessions = tokens::sessions_of(&mut *tx, team_id, id).await?;
     super::record(
         &mut *tx,
         &auth,
@@ -208,5 +212,6 @@ pub async fn revoke_token(
     .await?;
     tx.commit().await?;
     state.tokens.forget(id);
+    sessions.into_iter().for_each(|s| state.tokens.forget(s));
     Ok(Json(TokenResponse { token: token.into() }))
 }
