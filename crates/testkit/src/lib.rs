@@ -2,6 +2,8 @@
 //! `spawn_app()` is a real cairn-api on a free port, over its own fresh
 //! Postgres database and the local Redis, with bootstrap tokens.
 
+pub mod oidc;
+
 use std::collections::HashMap;
 
 use cairn_api::{config::ApiConfig, server, state::AppState};

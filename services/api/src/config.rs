@@ -13,6 +13,10 @@ pub struct ApiConfig {
     /// `CAIRN_METRICS_ADDR`: a separate listener for `/metrics`; off when unset.
     pub metrics_addr: Option<SocketAddr>,
     pub public_url: String,
+    /// Whether `CAIRN_PUBLIC_URL` was set (else the URL is a guess from the listen port).
+    pub public_url_set: bool,
+    /// `CAIRN_OIDC_*`: single sign-on; `None` for token sign-in only.
+    pub oidc: Option<crate::auth::oidc::config::OidcConfig>,
     pub store: StoreConfig,
     pub signing_key: SigningKey,
     pub limits: Limits,
@@ -122,6 +126,8 @@ impl ApiConfig {
             public_url: env
                 .get("CAIRN_PUBLIC_URL")
                 .unwrap_or_else(|| format!("http://127.0.0.1:{}", listen.port())),
+            public_url_set: env.get("CAIRN_PUBLIC_URL").is_some(),
+            oidc: crate::auth::oidc::config::OidcConfig::from_env(env)?,
             store: StoreConfig::from_env(env)?,
             signing_key,
             limits: Limits {

@@ -29,6 +29,8 @@ pub struct Inner {
     pub live: crate::live::Hub,
     /// The model that answers asks (`crate::ask`).
     pub ask_provider: Arc<dyn cairn_core::generation::provider::Provider>,
+    /// The identity provider, when single sign-on is configured.
+    pub oidc: Option<crate::auth::oidc::Provider>,
 }
 
 impl std::ops::Deref for Inner {
@@ -86,8 +88,10 @@ impl AppState {
                 wake: Arc::new(RedisWake(wakeups.clone())),
             },
         );
+        let oidc = config.oidc.clone().map(crate::auth::oidc::Provider::new);
         Ok(Self(Arc::new(Inner {
             engine,
+            oidc,
             config,
             signer,
             tokens,

@@ -38,3 +38,11 @@ pub async fn get_team(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<
         .fetch_optional(db)
         .await
 }
+
+#[tracing::instrument(skip(db), err)]
+pub async fn get_team_by_slug(db: impl PgExecutor<'_>, slug: &str) -> sqlx::Result<Option<Team>> {
+    sqlx::query_as("SELECT id, slug, name, created_at FROM teams WHERE slug = $1")
+        .bind(slug)
+        .fetch_optional(db)
+        .await
+}

@@ -4,6 +4,7 @@
 
 mod cache;
 mod extractor;
+pub mod oidc;
 mod project;
 pub mod session_cookie;
 

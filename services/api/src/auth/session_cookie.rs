@@ -30,6 +30,14 @@ pub struct SessionClaims {
     pub aud: String,
 }
 
+#[derive(Serialize, Deserialize)]
+struct Sealed<T> {
+    #[serde(flatten)]
+    body: T,
+    aud: String,
+    exp: i64,
+}
+
 /// The keys of one server: session signing and CSRF derivation.
 pub struct SessionKeys {
     secret: Vec<u8>,
@@ -82,6 +90,33 @@ impl SessionKeys {
             .map(|d| d.claims)
     }
 
+    /// `body` signed for `audience`, valid for `seconds` (a short-lived
+    /// value the browser carries between two requests, as a cookie).
+    pub fn seal<T: Serialize>(&self, audience: &str, seconds: i64, body: T) -> String {
+        let sealed = Sealed {
+            body,
+            aud: audience.into(),
+            exp: chrono::Utc::now().timestamp() + seconds,
+        };
+        jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            &sealed,
+            &EncodingKey::from_secret(&self.secret),
+        )
+        .expect("HS256 signing cannot fail")
+    }
+
+    /// What [`SessionKeys::seal`] sealed for `audience`, unexpired.
+    pub fn open<T: serde::de::DeserializeOwned>(&self, audience: &str, value: &str) -> Option<T> {
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.algorithms = vec![Algorithm::HS256];
+        validation.set_audience(&[audience]);
+        validation.leeway = 0;
+        jsonwebtoken::decode::<Sealed<T>>(value, &DecodingKey::from_secret(&self.secret), &validation)
+            .ok()
+            .map(|d| d.claims.body)
+    }
+
     fn csrf_mac(&self, claims: &SessionClaims) -> Hmac<Sha256> {
         let mut mac = Hmac::<Sha256>::new_from_slice(&self.secret).expect("HMAC takes any key length");
         mac.update(b"csrf:");
@@ -102,13 +137,18 @@ impl SessionKeys {
 
 /// The `cairn_session` cookie's value, if the request carries one.
 pub fn from_headers(headers: &HeaderMap) -> Option<&str> {
+    cookie(headers, COOKIE_NAME)
+}
+
+/// The value of cookie `name`, if the request carries one.
+pub fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE_NAME)
+        .find(|(n, _)| *n == name)
         .map(|(_, value)| value.trim_matches('"'))
         .filter(|v| !v.is_empty())
 }

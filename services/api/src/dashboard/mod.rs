@@ -4,8 +4,8 @@
 
 mod assets;
 mod headers;
-mod session;
-mod settings;
+pub(crate) mod session;
+pub(crate) mod settings;
 
 use axum::{Router, routing::get};
 

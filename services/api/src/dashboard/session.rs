@@ -8,7 +8,10 @@ use axum::{
     http::{HeaderMap, StatusCode, header},
     response::{IntoResponse, Redirect, Response},
 };
-use cairn_shared::tenancy::{TokenKind, teams, tokens};
+use cairn_shared::{
+    auth::Scope,
+    tenancy::{TokenKind, teams, tokens},
+};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -182,31 +185,50 @@ pub async fn sign_in(State(state): State<AppState>, request: Request) -> Result<
     let name = tokens::token_name(&state.pool, presented.team_id, presented.token_id)
         .await?
         .unwrap_or_else(|| "dashboard".into());
-    open(&state, &presented, name, expires, secure, form).await
+    let session = NewSession {
+        team_id: presented.team_id,
+        project_id: presented.project_id,
+        scopes: presented.scopes.clone(),
+        member_id: presented.member_id,
+        created_by: Some(presented.token_id),
+        name,
+        expires,
+    };
+    open(&state, session, secure, form.then_some("/")).await
+}
+
+/// A dashboard session to open: whose, with which scopes, until when.
+pub struct NewSession {
+    pub team_id: Uuid,
+    pub project_id: Option<Uuid>,
+    pub scopes: Vec<Scope>,
+    pub member_id: Option<Uuid>,
+    /// The token signed in with (revoking it ends the session); none for single sign-on.
+    pub created_by: Option<Uuid>,
+    pub name: String,
+    pub expires: chrono::DateTime<chrono::Utc>,
 }
 
 /// Mints the session token of a dashboard sign-in (by token, or by the
-/// company's provider for `member`) and answers with its cookie: a redirect
-/// to the dashboard for a form, else the session as JSON.
+/// company's provider for a member) and answers with its cookie: a
+/// redirect to `redirect` when given, else the session as JSON.
 pub async fn open(
     state: &AppState,
-    by: &Auth,
-    name: String,
-    expires: chrono::DateTime<chrono::Utc>,
+    new: NewSession,
     secure: bool,
-    redirect: bool,
+    redirect: Option<&str>,
 ) -> Result<Response, ApiError> {
     let session = tokens::mint_token(
         &state.pool,
         &state.signer,
         tokens::NewToken {
-            team_id: by.team_id,
-            project_id: by.project_id,
-            name,
-            scopes: by.scopes.clone(),
-            expires_at: Some(expires),
-            created_by: (by.kind != TokenKind::Session).then_some(by.token_id),
-            member_id: by.member_id,
+            team_id: new.team_id,
+            project_id: new.project_id,
+            name: new.name,
+            scopes: new.scopes,
+            expires_at: Some(new.expires),
+            created_by: new.created_by,
+            member_id: new.member_id,
             kind: TokenKind::Session,
             host: None,
         },
@@ -214,16 +236,17 @@ pub async fn open(
     .await?
     .token;
     let now = chrono::Utc::now().timestamp();
-    let expires = expires.timestamp();
+    let expires = new.expires.timestamp();
     let (value, claims) = SessionKeys::derive(&state.signer).issue(session.id, expires);
     let cookie = session_cookie::set_cookie(&value, expires - now, secure);
-    let mut response = if redirect {
-        Redirect::to("/").into_response()
-    } else {
-        let auth = Auth::from_token(&session);
-        (StatusCode::OK, AxumJson(view(state, &auth, &claims).await?)).into_response()
+    let mut response = match redirect {
+        Some(to) => Redirect::to(to).into_response(),
+        None => {
+            let auth = Auth::from_token(&session);
+            (StatusCode::OK, AxumJson(view(state, &auth, &claims).await?)).into_response()
+        }
     };
-    response.headers_mut().insert(
+    response.headers_mut().append(
         header::SET_COOKIE,
         cookie.parse().map_err(|_| ApiError::internal())?,
     );

@@ -3,7 +3,7 @@
 
 use axum::extract::State;
 use cairn_shared::{
-    tenancy::{projects, tokens},
+    tenancy::{members, projects, tokens},
     time::opt_epoch_ms,
 };
 use serde::Serialize;
@@ -29,6 +29,32 @@ pub struct WhoAmI {
     pub project_id: Option<Uuid>,
     pub scopes: Vec<String>,
     pub expires_at_epoch: Option<i64>,
+    /// `service`, `laptop` (a member's machine) or `session` (a dashboard sign-in).
+    pub kind: String,
+    /// The person the token belongs to, if any.
+    pub member: Option<MemberRef>,
+}
+
+/// A member as other answers name them.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberRef {
+    pub id: Uuid,
+    pub email: Option<String>,
+    pub name: Option<String>,
+    /// `member` or `admin`.
+    pub role: String,
+}
+
+impl From<members::Member> for MemberRef {
+    fn from(m: members::Member) -> Self {
+        Self {
+            id: m.id,
+            email: m.email,
+            name: m.name,
+            role: m.role.as_str().into(),
+        }
+    }
 }
 
 /// The token's identity and scopes (any valid token).
@@ -41,6 +67,12 @@ pub async fn whoami(State(state): State<AppState>, auth: Auth) -> ApiResult<Json
     let name = tokens::token_name(&state.pool, auth.team_id, auth.token_id)
         .await?
         .unwrap_or_default();
+    let member = match auth.member_id {
+        Some(id) => members::get(&state.pool, auth.team_id, id)
+            .await?
+            .map(MemberRef::from),
+        None => None,
+    };
     Ok(Json(WhoAmI {
         token_id: auth.token_id,
         name,
@@ -48,6 +80,8 @@ pub async fn whoami(State(state): State<AppState>, auth: Auth) -> ApiResult<Json
         project_id: auth.project_id,
         scopes: auth.scopes.iter().map(|s| s.as_str().to_string()).collect(),
         expires_at_epoch: opt_epoch_ms(auth.expires_at),
+        kind: auth.kind.as_str().into(),
+        member,
     }))
 }
 

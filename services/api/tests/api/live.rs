@@ -226,7 +226,9 @@ async fn other_teams_and_bad_requests_are_refused() {
         .await
         .unwrap();
     assert_eq!(res.status().as_u16(), 401);
-    let ingest_only = app.mint(json!({"name": "ingest only", "scopes": ["ingest"]})).await;
+    let ingest_only = app
+        .mint(json!({"name": "ingest only", "scopes": ["ingest"]}))
+        .await;
     let (status, _) = Stream::open(&app, &format!("?projectId={}", app.project_id), &ingest_only)
         .await
         .err()

@@ -71,7 +71,11 @@ async fn the_superadmin_administers_every_team_but_reads_only_its_own_teams_memo
     assert_eq!(status, 201, "{team}");
     let acme = team["team"]["id"].as_str().unwrap().to_string();
     let (status, project) = app
-        .post("/v1/admin/projects", root, &json!({"slug": "web", "teamId": acme}))
+        .post(
+            "/v1/admin/projects",
+            root,
+            &json!({"slug": "web", "teamId": acme}),
+        )
         .await;
     assert_eq!(status, 201, "{project}");
     let web = project["project"]["id"].as_str().unwrap().to_string();
@@ -85,7 +89,10 @@ async fn the_superadmin_administers_every_team_but_reads_only_its_own_teams_memo
         format!("/v1/sessions?projectId={web}"),
     ] {
         let (status, res) = app.get(&path, root).await;
-        assert_eq!(status, 404, "another team's memory is not the superadmin's to read: {path} {res}");
+        assert_eq!(
+            status, 404,
+            "another team's memory is not the superadmin's to read: {path} {res}"
+        );
     }
 }
 
@@ -98,22 +105,31 @@ async fn start_session(app: &TestApp, token: &str, external: &str) -> String {
 }
 
 async fn end(app: &TestApp, token: &str, id: &str) -> (u16, Value) {
-    app.post(&format!("/v1/sessions/{id}/end"), Some(token), &json!({})).await
+    app.post(&format!("/v1/sessions/{id}/end"), Some(token), &json!({}))
+        .await
 }
 
 #[tokio::test]
 async fn an_ingest_only_token_ends_only_the_sessions_it_opened() {
     let app = spawn_app().await;
-    let alice = app.mint(json!({"name": "alice laptop", "scopes": ["ingest"]})).await;
-    let mallory = app.mint(json!({"name": "mallory laptop", "scopes": ["ingest"]})).await;
-    let reader = app.mint(json!({"name": "reader", "scopes": ["read", "ingest"]})).await;
+    let alice = app
+        .mint(json!({"name": "alice laptop", "scopes": ["ingest"]}))
+        .await;
+    let mallory = app
+        .mint(json!({"name": "mallory laptop", "scopes": ["ingest"]}))
+        .await;
+    let reader = app
+        .mint(json!({"name": "reader", "scopes": ["read", "ingest"]}))
+        .await;
     let session = start_session(&app, &alice, "alice-1").await;
 
     let (status, res): (u16, Value) = end(&app, &mallory, &session).await;
     assert_eq!(status, 404, "{res}");
     assert!(!res.to_string().contains("alice-1") && !res.to_string().contains("secret-project"));
     let ended: i64 = app
-        .count(&format!("SELECT count(*) FROM sessions WHERE id = '{session}' AND status = 'ended'"))
+        .count(&format!(
+            "SELECT count(*) FROM sessions WHERE id = '{session}' AND status = 'ended'"
+        ))
         .await;
     assert_eq!(ended, 0, "the session goes on");
 

@@ -332,7 +332,11 @@ async fn revoking_the_token_ends_its_session_and_sign_out_clears_the_cookie() {
         .await;
     assert_eq!(status, 200);
     let res = whoami(cookie.clone()).await.unwrap();
-    assert_eq!(res.status(), 401, "the session opened with a revoked token has ended");
+    assert_eq!(
+        res.status(),
+        401,
+        "the session opened with a revoked token has ended"
+    );
     let res = app
         .client
         .get(format!("{}/dashboard/session", app.base))

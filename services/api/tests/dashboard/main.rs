@@ -9,4 +9,5 @@ mod observations;
 mod read_only;
 mod scale;
 mod settings;
+mod sso;
 mod support;
