@@ -6,7 +6,7 @@
 use cairn_testkit::{Options, TestApp, oidc::OidcProvider, spawn_app_with};
 use serde_json::{Value, json};
 
-use crate::support::browser;
+use crate::support::{browser, wait_text};
 
 async fn app_with_sso(provider: &OidcProvider) -> TestApp {
     spawn_app_with(Options {
@@ -81,9 +81,18 @@ async fn a_teammate_signs_in_to_the_dashboard_with_the_company_provider() {
 
     let browser = browser(1280, 800).await;
     let c = &browser.client;
-    c.goto(&format!("{}/auth/oidc/login", app.base)).await.unwrap();
+    c.goto(&format!("{}/", app.base)).await.unwrap();
+    wait_text(c, "#sso:not([hidden]) a", "company account")
+        .await
+        .click()
+        .await
+        .unwrap();
+    wait_text(c, "#who", "Alice Example").await;
     let landed = c.current_url().await.unwrap();
-    assert_eq!(landed.as_str(), format!("{}/", app.base), "back on the dashboard");
+    assert!(
+        landed.as_str().starts_with(&format!("{}/#/", app.base)),
+        "back on the dashboard: {landed}"
+    );
     let me: Value = c
         .execute_async(
             "const done = arguments[0]; fetch('/v1/whoami').then(r => r.json()).then(done);",

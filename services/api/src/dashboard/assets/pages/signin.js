@@ -1,5 +1,6 @@
-// Sign in with a token: the API checks it and sets an HttpOnly session
-// cookie; the token itself is not kept by the browser.
+// Sign in with the company's identity provider when the server has single
+// sign-on, or with a token (break-glass, air-gapped installs): the API sets
+// an HttpOnly session cookie; the token itself is not kept by the browser.
 
 import { api } from '../api.js';
 import { field, form, h, mount, notice } from '../dom.js';
@@ -14,6 +15,11 @@ export function renderSignIn(main, start, message) {
     input.value = '';
     start(session);
   });
-  mount(main, h('h1', {}, 'Sign in'), message ? notice(message) : null, f);
+  const sso = h('p', { id: 'sso', class: 'card narrow', hidden: true },
+    h('a', { id: 'sso-sign-in', class: 'button primary', href: '/auth/oidc/login' }, 'Sign in with your company account'));
+  mount(main, h('h1', {}, 'Sign in'), message ? notice(message) : null, sso, f);
   input.focus();
+  api('GET', '/auth/oidc').then((status) => {
+    if (status && status.enabled) sso.hidden = false;
+  }, () => {});
 }
