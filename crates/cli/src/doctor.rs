@@ -150,7 +150,12 @@ fn check_token(report: &mut Report, http: &ureq::Agent, config: &ClientConfig, t
                 .as_i64()
                 .map(|ms| format!(", expires {}", format_epoch(ms)))
                 .unwrap_or_default();
-            let detail = format!("{name} (scopes: {}{project}{expires})", scopes.join(", "));
+            let member = body["member"]["email"]
+                .as_str()
+                .or(body["member"]["name"].as_str())
+                .map(|m| format!(", member {m}"))
+                .unwrap_or_default();
+            let detail = format!("{name} (scopes: {}{project}{member}{expires})", scopes.join(", "));
             if scopes.contains(&"ingest") {
                 report.pass("token", detail);
             } else {

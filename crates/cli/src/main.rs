@@ -16,6 +16,7 @@ mod client_config;
 mod doctor;
 mod hook;
 mod install;
+mod login;
 mod mcp;
 mod spool;
 mod sync;
@@ -53,6 +54,11 @@ enum Command {
     Uninstall(install::UninstallArgs),
     /// Check configuration, server, token, project resolution, spool and installed hooks.
     Doctor,
+    /// Sign this laptop in with your company account: a token of its own,
+    /// saved to the config, then the doctor's checks.
+    Login(login::LoginArgs),
+    /// Revoke this laptop's token and remove it from the config.
+    Logout,
     /// Administration against the database (CAIRN_DATABASE_URL, CAIRN_JWT_SECRET).
     Admin {
         #[command(subcommand)]
@@ -124,6 +130,8 @@ fn run(command: Command) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        Command::Login(args) => login::login(&args, &ProcessEnv),
+        Command::Logout => login::logout(&ProcessEnv),
         Command::Admin { command } => runtime()?.block_on(admin::run(command)),
         Command::Mcp { url, token } => {
             let config = ClientConfig::load(&ProcessEnv)?;

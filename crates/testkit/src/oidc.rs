@@ -80,3 +80,43 @@ impl OidcProvider {
         settings
     }
 }
+
+fn session_cookie(res: &reqwest::Response) -> Option<String> {
+    res.headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .map(|v| v.split(';').next().unwrap().to_string())
+        .find(|pair| pair.starts_with("cairn_oidc=") || pair.starts_with("cairn_session="))
+        .filter(|pair| !pair.ends_with('='))
+}
+
+impl OidcProvider {
+    /// Signs in to `base`'s dashboard through this provider, as the last
+    /// identity set, the way a browser does (login, provider, callback);
+    /// the session's cookie pair and its CSRF value.
+    pub async fn dashboard_session(&self, base: &str) -> (String, String) {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let res = http.get(format!("{base}/auth/oidc/login")).send().await.unwrap();
+        let pending = session_cookie(&res).expect("a pending sign-in");
+        let to_provider = res.headers()["location"].to_str().unwrap().to_string();
+        let res = http.get(&to_provider).send().await.unwrap();
+        let back = res.headers()["location"].to_str().unwrap().to_string();
+        let res = http.get(&back).header("cookie", pending).send().await.unwrap();
+        assert_eq!(res.status(), 303, "signed in");
+        let cookie = session_cookie(&res).expect("a session cookie");
+        let session: Value = http
+            .get(format!("{base}/dashboard/session"))
+            .header("cookie", &cookie)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        (cookie, session["csrf"].as_str().unwrap().to_string())
+    }
+}

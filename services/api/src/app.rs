@@ -36,6 +36,7 @@ pub fn app(state: AppState) -> Router {
         .merge(mcp::router(&state))
         .merge(crate::dashboard::router())
         .merge(crate::auth::oidc::router())
+        .merge(crate::auth::cli_login::router())
         .fallback(|| async { ApiError::not_found("route_not_found", "no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(

@@ -2,6 +2,7 @@
 //! administrative change writes to.
 
 pub mod audit;
+pub mod logins;
 pub mod members;
 pub mod project_rules;
 pub mod projects;

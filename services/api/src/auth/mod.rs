@@ -3,6 +3,7 @@
 //! a scope and resolve the project they act on.
 
 mod cache;
+pub mod cli_login;
 mod extractor;
 pub mod oidc;
 mod project;

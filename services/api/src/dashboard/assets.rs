@@ -37,6 +37,7 @@ const FILES: &[(&str, &str, &str)] = &[
     asset!("pages/jobs.js", "text/javascript; charset=utf-8"),
     asset!("pages/sessions.js", "text/javascript; charset=utf-8"),
     asset!("pages/live.js", "text/javascript; charset=utf-8"),
+    asset!("pages/cli_login.js", "text/javascript; charset=utf-8"),
     ("favicon.svg", "image/svg+xml", include_str!("assets/favicon.svg")),
 ];
 

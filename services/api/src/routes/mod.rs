@@ -52,7 +52,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(health::health))
         .routes(routes!(health::info))
         .routes(routes!(hooks::post_hook))
-        .routes(routes!(whoami::whoami))
+        .routes(routes!(whoami::whoami, whoami::revoke_self))
         .routes(routes!(whoami::resolve_project))
         .routes(routes!(sessions::start_session))
         .routes(routes!(sessions::get_session))
@@ -99,6 +99,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(admin::tokens::mint_token, admin::tokens::list_tokens))
         .routes(routes!(admin::tokens::revoke_token))
         .routes(routes!(admin::audit_log::list_audit))
+        .routes(routes!(admin::members::list_members, admin::members::add_member))
+        .routes(routes!(admin::members::offboard_member))
         .routes(routes!(queue::get_queue))
 }
 

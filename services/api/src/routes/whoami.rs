@@ -85,6 +85,38 @@ pub async fn whoami(State(state): State<AppState>, auth: Auth) -> ApiResult<Json
     }))
 }
 
+/// The presented token revokes itself (`cairn logout`), with the dashboard
+/// sessions opened with it; audited.
+#[utoipa::path(delete, path = "/v1/whoami", tag = "projects",
+    responses((status = 204, description = "Revoked"),
+              (status = 401, body = crate::error::ErrorBody, description = "No credential"),
+              (status = 403, body = crate::error::ErrorBody, description = "Unknown, revoked or expired token")),
+    security(("bearer" = [])))]
+pub async fn revoke_self(State(state): State<AppState>, auth: Auth) -> ApiResult<axum::http::StatusCode> {
+    let mut tx = state.pool.begin().await?;
+    let revoked = tokens::revoke_token(&mut *tx, auth.team_id, auth.token_id).await?;
+    let sessions = tokens::sessions_of(&mut *tx, auth.team_id, auth.token_id).await?;
+    if let Some(token) = revoked {
+        super::admin::record(
+            &mut *tx,
+            &auth,
+            super::admin::Target {
+                team_id: auth.team_id,
+                project_id: token.project_id,
+                kind: "api_token",
+                id: token.id,
+            },
+            "token.revoke",
+            serde_json::json!({"via": "self"}),
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    state.tokens.forget(auth.token_id);
+    sessions.into_iter().for_each(|s| state.tokens.forget(s));
+    Ok(axum::http::StatusCode::NO_CONTENT)
+}
+
 #[derive(Serialize, ToSchema)]
 pub struct ResolvedProject {
     pub id: Uuid,

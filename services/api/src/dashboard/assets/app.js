@@ -14,6 +14,7 @@ const PAGES = [
   { path: 'tokens', label: 'Tokens', scope: 'admin', load: () => import('./pages/tokens.js') },
   { path: 'audit', label: 'Audit log', scope: 'admin', load: () => import('./pages/audit.js') },
   { path: 'teams', label: 'Teams', scope: 'superadmin', load: () => import('./pages/teams.js') },
+  { path: 'cli', label: 'Laptop sign-in', scope: 'ingest', hidden: true, load: () => import('./pages/cli_login.js') },
 ];
 
 const main = document.getElementById('main');
@@ -43,7 +44,7 @@ function renderHeader() {
     session.projectId ? h('span', {}, 'project ', h('code', {}, session.projectId.slice(0, 8))) : null,
     h('span', { class: 'scopes', id: 'who-scopes' }, session.scopes.map((s) => h('span', { class: 'chip' }, s))),
     h('button', { type: 'button', id: 'sign-out', onclick: signOut }, 'Sign out'));
-  const allowed = PAGES.filter((p) => has(p.scope));
+  const allowed = PAGES.filter((p) => has(p.scope) && !p.hidden);
   mount(nav, h('ul', {}, allowed.map((p) => h('li', {}, h('a', { href: `#/${p.path}`, 'data-page': p.path }, p.label)))));
 }
 
@@ -68,7 +69,7 @@ async function show(moved = false) {
   if (cleanup) { cleanup(); cleanup = null; }
   const view = newView();
   const { path, rest } = route();
-  const allowed = PAGES.filter((p) => has(p.scope));
+  const allowed = PAGES.filter((p) => has(p.scope) && !p.hidden);
   const page = PAGES.find((p) => p.path === path) || (path ? null : allowed[0]);
   for (const a of nav.querySelectorAll('a')) {
     if (page && a.dataset.page === page.path) a.setAttribute('aria-current', 'page');
@@ -118,7 +119,7 @@ function start(s) {
   setCsrf(s.csrf);
   renderHeader();
   if (!location.hash.startsWith('#/')) {
-    const first = PAGES.find((p) => has(p.scope));
+    const first = PAGES.find((p) => has(p.scope) && !p.hidden);
     if (first) { location.hash = `#/${first.path}`; return; }
   }
   show();

@@ -2,6 +2,7 @@
 //! audited. `admin` manages the caller's team; `superadmin` every team.
 
 pub mod audit_log;
+pub mod members;
 pub mod project_rules;
 pub mod projects;
 pub mod teams;

@@ -16,7 +16,7 @@ export function renderSignIn(main, start, message) {
     start(session);
   });
   const sso = h('p', { id: 'sso', class: 'card narrow', hidden: true },
-    h('a', { id: 'sso-sign-in', class: 'button primary', href: '/auth/oidc/login' }, 'Sign in with your company account'));
+    h('a', { id: 'sso-sign-in', class: 'button primary', href: `/auth/oidc/login?next=${encodeURIComponent(location.pathname + location.hash)}` }, 'Sign in with your company account'));
   mount(main, h('h1', {}, 'Sign in'), message ? notice(message) : null, sso, f);
   input.focus();
   api('GET', '/auth/oidc').then((status) => {
