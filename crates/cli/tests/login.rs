@@ -2,7 +2,8 @@
 //! against a real cairn-api with single sign-on to a real OpenID Connect
 //! provider (`cairn_testkit::oidc`); the approval as the dashboard page
 //! makes it (the member's session, its CSRF header). Then the laptop
-//! token's attribution, `logout`, and offboarding.
+//! token's attribution, `logout`, offboarding, and erasing a member's
+//! data (checked in a `pg_dump` of the whole database).
 
 use std::{
     io::{BufRead, BufReader},
@@ -286,4 +287,176 @@ async fn offboarding_revokes_every_laptop_and_session_of_a_member_at_once() {
         .count("SELECT count(*) FROM audit_log WHERE action = 'member.offboard'")
         .await;
     assert_eq!(audited, 1);
+}
+
+/// A laptop for `email`, signed in with `cairn login`; its token.
+async fn laptop(app: &TestApp, provider: &OidcProvider, sub: &str, email: &str, name: &str) -> String {
+    provider
+        .sign_in_as(json!({"sub": sub, "email": email, "name": name}))
+        .await;
+    let home = tempfile::tempdir().unwrap();
+    let pending = start_login(home.path(), &app.base, &format!("{sub}-host"));
+    approve(app, provider, &pending).await;
+    assert!(finish(pending).await.status.success());
+    token_of(&config(home.path()).1)
+}
+
+/// One turn of Claude Code: start, a prompt, a file read, stop, end.
+async fn a_session(app: &TestApp, token: &str, session: &str, words: &str, file: &str) {
+    let path = format!("/v1/hooks/claude-code?project={}", app.project_id);
+    let cc = cairn_testkit::cc;
+    for body in [
+        cc(session, "SessionStart", json!({"source": "startup"})),
+        cc(
+            session,
+            "UserPromptSubmit",
+            json!({"prompt": format!("Why does {words} fail in {file}?")}),
+        ),
+        cc(
+            session,
+            "PostToolUse",
+            json!({"tool_name": "Read", "tool_use_id": format!("t-{session}"),
+            "tool_input": {"file_path": file}, "tool_response": {"content": format!("// {words} lives here")}}),
+        ),
+        cc(
+            session,
+            "Stop",
+            json!({"last_assistant_message": format!("{words} failed: the cache key in {file} was stale.")}),
+        ),
+        cc(session, "SessionEnd", json!({"reason": "exit"})),
+    ] {
+        let (status, res) = app.post(&path, Some(token), &body).await;
+        assert_eq!(status, 200, "{res}");
+    }
+}
+
+fn dump(database_url: &str) -> String {
+    let out = Command::new("pg_dump")
+        .args(["--data-only", "--no-owner", database_url])
+        .output()
+        .expect("pg_dump runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn erasing_a_member_leaves_no_trace_of_them_and_others_intact() {
+    let provider = OidcProvider::start();
+    let app = spawn_app_with(Options {
+        extra: provider.settings(&[("CAIRN_OIDC_EMAIL_DOMAINS", "acme.test")]),
+        ..Default::default()
+    })
+    .await;
+    let alice = laptop(&app, &provider, "u-alice", "alice@acme.test", "Alice Zebrafield").await;
+    let bob = laptop(&app, &provider, "u-bob", "bob@acme.test", "Bob Okapison").await;
+    a_session(&app, &alice, "s-alice", "ZEBRAQUUX", "src/zebra_alice.rs").await;
+    a_session(&app, &bob, "s-bob", "OKAPIWOMBAT", "src/okapi_bob.rs").await;
+    let mut options = cairn_core::client::Options::from_env().unwrap();
+    options.project = Some(cairn_core::tenancy::ProjectRef {
+        team_id: app.team_id,
+        id: app.project_id,
+    });
+    options.embedder = None;
+    let engine = cairn_core::client::Cairn::with_options(app.pool.clone(), options)
+        .await
+        .unwrap();
+    let generated = engine.generate().await.unwrap();
+    assert!(generated.rows >= 2, "{generated:?}");
+    let before = dump(&app.database_url);
+    for trace in [
+        "ZEBRAQUUX",
+        "zebra_alice",
+        "alice@acme.test",
+        "Zebrafield",
+        "u-alice",
+        "OKAPIWOMBAT",
+    ] {
+        assert!(before.contains(trace), "the dump holds {trace} before");
+    }
+    let (_, found) = app
+        .get(
+            &format!(
+                "/v1/search?projectId={}&query=ZEBRAQUUX&mode=fulltext",
+                app.project_id
+            ),
+            Some(&bob),
+        )
+        .await;
+    assert!(
+        found.to_string().contains("ZEBRAQUUX"),
+        "found before erasure: {found}"
+    );
+    let (_, me) = app.get("/v1/whoami", Some(&alice)).await;
+    let alice_id = me["member"]["id"].as_str().unwrap().to_string();
+
+    // Alice erases her own data: she gets it all back first.
+    let (status, erased) = app
+        .post(
+            &format!("/v1/admin/members/{alice_id}/erase"),
+            Some(&alice),
+            &json!({}),
+        )
+        .await;
+    assert_eq!(status, 200, "{erased}");
+    assert_eq!(erased["sessions"], 1);
+    assert!(erased["observations"].as_u64().unwrap() >= 1, "{erased}");
+    let export = erased["export"].to_string();
+    assert!(
+        export.contains("ZEBRAQUUX") && !export.contains("OKAPIWOMBAT"),
+        "her data, only hers"
+    );
+
+    let after = dump(&app.database_url);
+    for trace in [
+        "ZEBRAQUUX",
+        "zebra_alice",
+        "alice@acme.test",
+        "Zebrafield",
+        "u-alice",
+        "u-alice-host",
+    ] {
+        assert!(
+            !after.contains(trace),
+            "{trace} is still in the database after erasure"
+        );
+    }
+    for kept in ["OKAPIWOMBAT", "okapi_bob", "bob@acme.test"] {
+        assert!(after.contains(kept), "{kept}: another member's data must stay");
+    }
+    let (status, _) = app.get("/v1/whoami", Some(&alice)).await;
+    assert_eq!(status, 403, "her tokens are gone");
+    let (status, found) = app
+        .get(
+            &format!(
+                "/v1/search?projectId={}&query=OKAPIWOMBAT&mode=fulltext",
+                app.project_id
+            ),
+            Some(&bob),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert!(
+        found.to_string().contains("OKAPIWOMBAT"),
+        "Bob's memory is still found: {found}"
+    );
+    for mode in ["fulltext", "hybrid"] {
+        let (_, found) = app
+            .get(
+                &format!(
+                    "/v1/search?projectId={}&query=ZEBRAQUUX&mode={mode}",
+                    app.project_id
+                ),
+                Some(&bob),
+            )
+            .await;
+        assert!(
+            !found.to_string().contains("ZEBRAQUUX"),
+            "{mode}: the index forgot her: {found}"
+        );
+    }
+    assert_eq!(
+        app.count("SELECT count(*) FROM audit_log WHERE action = 'member.erase'")
+            .await,
+        1
+    );
 }

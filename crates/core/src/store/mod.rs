@@ -4,6 +4,7 @@
 pub mod code;
 pub mod context;
 pub mod embeddings;
+pub mod erasure;
 pub mod events;
 pub mod feedback;
 pub mod file_memories;

@@ -101,6 +101,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(admin::audit_log::list_audit))
         .routes(routes!(admin::members::list_members, admin::members::add_member))
         .routes(routes!(admin::members::offboard_member))
+        .routes(routes!(admin::members::erase_member))
         .routes(routes!(queue::get_queue))
 }
 

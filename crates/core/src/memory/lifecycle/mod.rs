@@ -29,6 +29,7 @@
 pub mod archive;
 pub mod completion;
 pub mod merge;
+pub mod orphan;
 pub mod read;
 pub mod revert;
 

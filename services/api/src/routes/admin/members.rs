@@ -218,3 +218,72 @@ pub async fn offboard_member(
         member: dto(member, &tokens),
     }))
 }
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ErasedResponse {
+    pub sessions: u64,
+    pub events: u64,
+    pub observations: u64,
+    pub summaries: u64,
+    /// Others' memories theirs had merged or superseded, back to live.
+    pub restored: i64,
+    /// Everything removed, as it was: `{sessions, events, observations, summaries}`.
+    #[schema(value_type = Object)]
+    pub export: serde_json::Value,
+}
+
+/// Erases a member's data: answers with all of it (the export), then removes
+/// their sessions, events and the memories drawn from them, their tokens
+/// and their member row; audited (without their details). A team admin, or
+/// the member for themselves. Irreversible.
+#[utoipa::path(post, path = "/v1/admin/members/{id}/erase", tag = "admin", params(("id" = Uuid, Path), TeamQuery),
+    responses((status = 200, body = ErasedResponse), (status = 404, body = crate::error::ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn erase_member(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<Uuid>,
+    Query(q): Query<TeamQuery>,
+) -> ApiResult<Json<ErasedResponse>> {
+    let team_id = if auth.member_id == Some(id) {
+        auth.team_id
+    } else {
+        team_admin(&auth, q.team_id)?
+    };
+    let mut tx = state.pool.begin().await?;
+    members::get(&mut *tx, team_id, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("member_not_found", "no such member"))?;
+    let revoked = tokens::revoke_member_tokens(&mut *tx, team_id, id).await?;
+    let actor = format!("token:{}", auth.token_id);
+    let erased = crate::store::erasure::member(&mut tx, team_id, id, &actor).await?;
+    // A member erasing themselves erased the token they act with: the entry names no token.
+    let actor_token_id = (auth.member_id != Some(id)).then_some(auth.token_id);
+    cairn_shared::tenancy::audit::record(
+        &mut *tx,
+        cairn_shared::tenancy::audit::AuditEntry {
+            team_id: Some(team_id),
+            project_id: None,
+            actor_token_id,
+            action: "member.erase",
+            target_type: "member",
+            target_id: Some(id.to_string()),
+            detail: serde_json::json!({"sessions": erased.sessions, "events": erased.events,
+                                       "observations": erased.observations, "summaries": erased.summaries,
+                                       "self": actor_token_id.is_none()}),
+            request_id: crate::request_id::current().as_deref(),
+        },
+    )
+    .await?;
+    tx.commit().await?;
+    revoked.into_iter().for_each(|t| state.tokens.forget(t));
+    Ok(Json(ErasedResponse {
+        sessions: erased.sessions,
+        events: erased.events,
+        observations: erased.observations,
+        summaries: erased.summaries,
+        restored: erased.restored,
+        export: erased.export,
+    }))
+}
