@@ -389,6 +389,33 @@ async fn erasing_a_member_leaves_no_trace_of_them_and_others_intact() {
     let (_, me) = app.get("/v1/whoami", Some(&alice)).await;
     let alice_id = me["member"]["id"].as_str().unwrap().to_string();
 
+    // Search by person: the words both wrote ("fail"), one member's memories.
+    let by = |member: String| {
+        let app = &app;
+        let bob = &bob;
+        async move {
+            let (status, found) = app
+                .get(
+                    &format!(
+                        "/v1/search?projectId={}&query=failed&memberId={member}",
+                        app.project_id
+                    ),
+                    Some(bob),
+                )
+                .await;
+            assert_eq!(status, 200, "{found}");
+            found.to_string()
+        }
+    };
+    let hers = by(alice_id.clone()).await;
+    assert!(
+        hers.contains("ZEBRAQUUX") && !hers.contains("OKAPIWOMBAT"),
+        "{hers}"
+    );
+    let (_, bob_me) = app.get("/v1/whoami", Some(&bob)).await;
+    let his = by(bob_me["member"]["id"].as_str().unwrap().to_string()).await;
+    assert!(his.contains("OKAPIWOMBAT") && !his.contains("ZEBRAQUUX"), "{his}");
+
     // Alice erases her own data: she gets it all back first.
     let (status, erased) = app
         .post(

@@ -82,6 +82,9 @@ impl EventKind {
 }
 
 /// Which session an event belongs to.
+// Built once per event and moved, never stored in bulk: boxing the key
+// would only add an allocation to every event.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum SessionTarget {
     /// The agent's own session id (hooks, `sessions/start`).

@@ -1,7 +1,7 @@
 //! A ranked search through the retrieval engine (`cairn_retrieval`): every
 //! memory of the project, by words, by meaning or both, with the filters
 //! the engine holds (type, session, dates, states, as-of). Searches that
-//! need more (concept, file, agent, platform, quoted phrases) or a project
+//! need more (concept, file, agent, platform, member, quoted phrases) or a project
 //! the index's memory bound refused are answered by the Postgres statement
 //! (`sql`), which is exact for them: their filters narrow the matches.
 
@@ -17,6 +17,7 @@ pub fn serves(filters: &Filters, text: &str) -> bool {
         && filters.file.is_none()
         && filters.agent.is_none()
         && filters.platform_source.is_none()
+        && filters.member_id.is_none()
         && !text.contains('"')
 }
 

@@ -41,6 +41,8 @@ pub struct Filters {
     pub agent: Option<String>,
     /// The `platformSource` of the observation's session (claude-mem's filter).
     pub platform_source: Option<String>,
+    /// The member the memory came from (their sessions).
+    pub member_id: Option<Uuid>,
     /// Created at or after.
     pub since: Option<DateTime<Utc>>,
     /// Created at or before.
@@ -185,7 +187,7 @@ pub async fn search(state: &crate::engine::Engine, request: &SearchRequest) -> R
     if mode == Mode::Vector {
         return Err(Error::unprocessable(
             "invalid_field",
-            "`mode=vector` takes no concept, file, agent or platform filter nor a quoted phrase; \
+            "`mode=vector` takes no concept, file, agent, platform or member filter nor a quoted phrase; \
              use `mode=hybrid`",
         ));
     }

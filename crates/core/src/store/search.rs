@@ -28,6 +28,7 @@
 //! | 14 | rows to fetch (the page plus one, to know if there is more) |
 //! | 15 | offset |
 //! | 16 | excluded words (`-word`), or NULL |
+//! | 17 | member id |
 
 use std::collections::HashMap;
 
@@ -79,6 +80,7 @@ pub struct Shape {
     pub file: bool,
     pub session: bool,
     pub session_attrs: bool,
+    pub member: bool,
     pub since: bool,
     pub until: bool,
     /// Summaries are wanted and no filter excludes them.
@@ -96,6 +98,7 @@ impl Shape {
             file: f.file.is_some(),
             session: f.session_id.is_some(),
             session_attrs: f.agent.is_some() || f.platform_source.is_some(),
+            member: f.member_id.is_some(),
             since: f.since.is_some(),
             until: f.until.is_some(),
             // Summaries have no type, concept or file: such a filter excludes them.
@@ -112,6 +115,7 @@ impl Shape {
                 || self.file
                 || self.session
                 || self.session_attrs
+                || self.member
                 || self.since
                 || self.until)
     }
@@ -176,6 +180,9 @@ fn common_conditions(alias: &str, shape: Shape, project: Project) -> String {
                        AND ($9::text IS NULL OR s.agent = $9::text)
                        AND ($10::text IS NULL OR s.platform_source = $10::text))"
         ));
+    }
+    if shape.member {
+        c.push(format!("{alias}.member_id = $17::uuid"));
     }
     if shape.since {
         c.push(format!("{alias}.created_at >= $11::timestamptz"));
@@ -386,6 +393,7 @@ pub async fn hits(pool: &PgPool, order: Order, p: &Params<'_>) -> sqlx::Result<V
         .bind(p.fetch)
         .bind(p.offset)
         .bind(p.exclude)
+        .bind(f.member_id)
         .fetch_all(pool)
         .await
 }
@@ -532,13 +540,14 @@ mod tests {
             file: true,
             session: true,
             session_attrs: true,
+            member: true,
             since: true,
             until: true,
             summaries: false,
         };
         for order in [Order::Relevance, Order::Newest, Order::Oldest] {
             let sql = statement(order, full);
-            for n in (1..=12).chain(14..=16) {
+            for n in (1..=12).chain(14..=17) {
                 assert!(sql.contains(&format!("${n}")), "${n} in {sql}");
             }
             assert!(!sql.contains("'summary'"), "no summaries asked for");

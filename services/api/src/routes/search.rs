@@ -114,6 +114,8 @@ pub struct SearchQuery {
     pub session_id: Option<String>,
     /// The agent of the session (`claude-code`, `cursor`, …).
     pub agent: Option<String>,
+    /// The member the memory came from (`GET /v1/admin/members`, `whoami`).
+    pub member_id: Option<Uuid>,
     /// Created at or after: RFC 3339, `YYYY-MM-DD` or epoch milliseconds.
     pub date_start: Option<String>,
     /// Created at or before: RFC 3339, `YYYY-MM-DD` (the whole day) or epoch milliseconds.
@@ -195,6 +197,7 @@ pub async fn get_search(
         session_id,
         agent: trimmed(q.agent),
         platform_source: None,
+        member_id: q.member_id,
         since,
         until,
     };
