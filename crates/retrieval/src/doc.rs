@@ -98,6 +98,9 @@ pub struct Attrs {
     pub session_id: Option<Uuid>,
     /// The factor of its score from feedback (`feedback_weight`); 1 without.
     pub feedback: f32,
+    /// The member it is private to (a `private-first` project, not yet
+    /// promoted); `None`: the team's.
+    pub private_to: Option<Uuid>,
 }
 
 /// The factor of a memory's score from the feedback it has had: each

@@ -28,6 +28,10 @@ pub struct Filters {
     pub since: Option<DateTime<Utc>>,
     /// Created at or before.
     pub until: Option<DateTime<Utc>>,
+    /// Who reads: a memory private to a member is a hit only for that
+    /// member (`viewer`) or when `sees_all`. The default sees the team's.
+    pub viewer: Option<Uuid>,
+    pub sees_all: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -66,6 +70,9 @@ impl Query<'_> {
             && f.session_id.is_none_or(|s| attrs.session_id == Some(s))
             && f.since.is_none_or(|t| attrs.created_at >= t)
             && f.until.is_none_or(|t| attrs.created_at <= t)
+            && attrs
+                .private_to
+                .is_none_or(|owner| f.sees_all || f.viewer == Some(owner))
     }
 }
 

@@ -34,6 +34,7 @@ struct ObservationRow {
     files_modified: Vec<String>,
     helpful_count: i32,
     misleading_count: i32,
+    private_to: Option<Uuid>,
 }
 
 impl ObservationRow {
@@ -46,6 +47,7 @@ impl ObservationRow {
             kind: Some(self.kind),
             session_id: self.session_id,
             feedback: crate::doc::feedback_weight(self.helpful_count, self.misleading_count),
+            private_to: self.private_to,
         };
         let doc = Doc::observation(
             self.id,
@@ -73,6 +75,7 @@ struct SummaryRow {
     completed: String,
     next_steps: String,
     notes: String,
+    private_to: Option<Uuid>,
 }
 
 impl SummaryRow {
@@ -83,6 +86,7 @@ impl SummaryRow {
             kind: None,
             session_id: Some(self.session_id),
             feedback: 1.0,
+            private_to: self.private_to,
         };
         let doc = Doc::summary(
             self.id,
@@ -96,9 +100,10 @@ impl SummaryRow {
 }
 
 const OBSERVATION_COLUMNS: &str = "id, project_id, created_at, state, kind, session_id, title, subtitle, facts, \
-     narrative, content, files_read, files_modified, helpful_count, misleading_count";
-const SUMMARY_COLUMNS: &str =
-    "id, project_id, created_at, session_id, request, investigated, learned, completed, next_steps, notes";
+     narrative, content, files_read, files_modified, helpful_count, misleading_count, \
+     CASE WHEN visibility = 'private' THEN member_id END AS private_to";
+const SUMMARY_COLUMNS: &str = "id, project_id, created_at, session_id, request, investigated, learned, completed, next_steps, notes, \
+     CASE WHEN visibility = 'private' THEN member_id END AS private_to";
 
 /// A memory's vector.
 pub struct Vector {

@@ -255,6 +255,37 @@ impl TestApp {
         res["secret"].as_str().unwrap().to_string()
     }
 
+    /// A member of the bootstrap team added by email, and a laptop token of
+    /// theirs (`ingest` + `read`, as `cairn login` mints): (member id, token).
+    pub async fn member_token(&self, email: &str) -> (Uuid, String) {
+        use cairn_shared::{
+            auth::{Scope, SigningKey, TokenSigner},
+            tenancy::{Role, TokenKind, members, tokens},
+        };
+        let member = members::add(&self.pool, self.team_id, email, Some(email), Role::Member)
+            .await
+            .unwrap();
+        let key = SigningKey::new(self.env["CAIRN_JWT_SECRET"].clone().into_bytes()).unwrap();
+        let minted = tokens::mint_token(
+            &self.pool,
+            &TokenSigner::new(&key),
+            tokens::NewToken {
+                team_id: self.team_id,
+                project_id: None,
+                name: format!("laptop: {email}"),
+                scopes: vec![Scope::Ingest, Scope::Read],
+                expires_at: None,
+                created_by: None,
+                member_id: Some(member.id),
+                kind: TokenKind::Laptop,
+                host: Some(email.into()),
+            },
+        )
+        .await
+        .unwrap();
+        (member.id, minted.secret)
+    }
+
     pub async fn count(&self, sql: &str) -> i64 {
         sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_string()))
             .fetch_one(&self.pool)

@@ -409,6 +409,7 @@ async fn main() -> anyhow::Result<()> {
             kind: Some("discovery".into()),
             session_id: None,
             feedback: 1.0,
+            private_to: None,
         };
         index.upsert(Doc::observation(id, attrs, &d.title, "", &[], &d.text, "", &[]));
         anyhow::ensure!(index.set_vector(id, v), "vector refused");

@@ -2,6 +2,7 @@
 //! server's retrieval engine and context builder, on the client's project.
 
 use super::Cairn;
+use crate::tenancy::Viewer;
 use crate::{
     context::{self, ContextRequest, Mode},
     error::Error,
@@ -15,7 +16,11 @@ impl Cairn {
         let request = SearchRequest {
             project_id: self.project.id,
             query: Some(query.to_string()),
-            filters: Filters::default(),
+            // The program's own database: every memory is its own.
+            filters: Filters {
+                viewer: Viewer::ALL,
+                ..Filters::default()
+            },
             include_summaries: true,
             order: Order::Relevance,
             limit,
@@ -38,6 +43,7 @@ impl Cairn {
             as_of: None,
             branch: None,
             changed: &[],
+            viewer: Viewer::ALL,
         };
         Ok(context::build(&self.engine, &request).await?.selection.markdown)
     }

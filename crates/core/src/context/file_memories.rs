@@ -4,6 +4,7 @@
 //! the agent is waiting), and nothing at all when there are none or the
 //! project opted out (`projects.file_memories`).
 
+use crate::tenancy::Viewer;
 use std::time::Duration;
 
 use cairn_shared::paths::relative;
@@ -41,8 +42,9 @@ pub async fn for_file(
     path: &str,
     cwd: Option<&str>,
     deadline: Duration,
+    viewer: Viewer,
 ) -> Option<String> {
-    match tokio::time::timeout(deadline, lookup(pool, project_id, path, cwd)).await {
+    match tokio::time::timeout(deadline, lookup(pool, project_id, path, cwd, viewer)).await {
         Ok(Ok(found)) => found,
         Ok(Err(e)) => {
             tracing::warn!(error = %e, "file memories failed; answering without them");
@@ -63,6 +65,7 @@ async fn lookup(
     project_id: Uuid,
     path: &str,
     cwd: Option<&str>,
+    viewer: Viewer,
 ) -> sqlx::Result<Option<String>> {
     if !file_memories::enabled(pool, project_id).await? {
         return Ok(None);
@@ -72,7 +75,7 @@ async fn lookup(
     if relative != path {
         paths.push(relative.to_string());
     }
-    let found = file_memories::about(pool, project_id, &paths, relative, LIMIT).await?;
+    let found = file_memories::about(pool, project_id, &paths, relative, LIMIT, viewer).await?;
     // The path is the agent's own input; it still must not close the block.
     let shown = relative.replace(['<', '>', '\n', '\r'], "_");
     Ok(prompt::render_titled(

@@ -4,6 +4,7 @@
 //! its meaning too, the two fused as search fuses them (`relevant`). Every
 //! query is bounded to one project.
 
+use crate::tenancy::Viewer;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
@@ -51,25 +52,26 @@ pub async fn candidates(
     query: Option<&str>,
     work: &WorkAtHand<'_>,
     as_of: Option<DateTime<Utc>>,
+    viewer: Viewer,
 ) -> Result<Candidates> {
     let pool = &state.pool;
-    let summaries = store::newest_summaries(pool, project_id, SUMMARIES, as_of);
-    let recent = store::newest_observations(pool, project_id, RECENT, as_of);
+    let summaries = store::newest_summaries(pool, project_id, SUMMARIES, as_of, viewer);
+    let recent = store::newest_observations(pool, project_id, RECENT, as_of, viewer);
     // Counted up to a cap: the footer says "1000+" rather than scan a large project.
-    let total = store::count_observations(pool, project_id, COUNT_CAP, as_of);
+    let total = store::count_observations(pool, project_id, COUNT_CAP, as_of, viewer);
     let (summaries, recent, total_observations): (Vec<SummaryItem>, Vec<ObservationItem>, i64) =
         tokio::try_join!(summaries, recent, total)?;
     let relevant = match query.map(str::trim).filter(|q| !q.is_empty()) {
-        Some(q) => relevant(state, project_id, q, as_of).await?,
+        Some(q) => relevant(state, project_id, q, as_of, viewer).await?,
         None => {
             // The work at hand first: memories of the files changed in the
             // worktree, then of this branch's earlier sessions, then the newest.
             let mut relevant = match work.changed {
                 [] => vec![],
-                paths => file_memories::of_files(pool, project_id, paths, DETAILED).await?,
+                paths => file_memories::of_files(pool, project_id, paths, DETAILED, viewer).await?,
             };
             if let Some(b) = work.branch.filter(|b| !is_default_branch(b)) {
-                relevant.extend(store::of_branch(pool, project_id, b, DETAILED, as_of).await?);
+                relevant.extend(store::of_branch(pool, project_id, b, DETAILED, as_of, viewer).await?);
             }
             let mut seen = std::collections::HashSet::new();
             relevant.retain(|o| seen.insert(o.id));
@@ -102,9 +104,10 @@ pub async fn relevant(
     project_id: Uuid,
     text: &str,
     as_of: Option<DateTime<Utc>>,
+    viewer: Viewer,
 ) -> Result<Vec<ObservationItem>> {
     Ok(
-        relevant_scored(state, project_id, text, as_of, DETAILED as usize, false)
+        relevant_scored(state, project_id, text, as_of, DETAILED as usize, false, viewer)
             .await?
             .into_iter()
             .map(|(o, _)| o)
@@ -123,6 +126,7 @@ pub async fn relevant_scored(
     as_of: Option<DateTime<Utc>>,
     want: usize,
     summaries: bool,
+    viewer: Viewer,
 ) -> Result<Vec<(ObservationItem, cairn_retrieval::Hit)>> {
     let vector = match &state.embedder {
         Some(embedder) => match state.retrieval.embed_query(embedder, text).await {
@@ -134,7 +138,11 @@ pub async fn relevant_scored(
         },
         None => None,
     };
-    let filters = cairn_retrieval::Filters::default();
+    let filters = cairn_retrieval::Filters {
+        viewer: viewer.member_id,
+        sees_all: viewer.sees_all,
+        ..Default::default()
+    };
     let query = cairn_retrieval::Query {
         project_id,
         text,
@@ -162,13 +170,13 @@ pub async fn relevant_scored(
         of(cairn_retrieval::Source::Summary),
     );
     let mut known: std::collections::HashMap<Uuid, ObservationItem> =
-        store::observations_by_ids(&state.pool, project_id, &observation_ids, as_of)
+        store::observations_by_ids(&state.pool, project_id, &observation_ids, as_of, viewer)
             .await?
             .into_iter()
             .map(|o| (o.id, o))
             .collect();
     if !summary_ids.is_empty() {
-        for s in store::summaries_by_ids(&state.pool, project_id, &summary_ids, as_of).await? {
+        for s in store::summaries_by_ids(&state.pool, project_id, &summary_ids, as_of, viewer).await? {
             known.insert(s.id, summary_item(s));
         }
     }

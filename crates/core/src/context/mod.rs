@@ -67,6 +67,8 @@ pub struct ContextRequest<'a> {
     /// every form it may be stored in): without a query, memories of these
     /// files come first of all.
     pub changed: &'a [String],
+    /// Who reads: private memories reach their author (and admins) only.
+    pub viewer: crate::tenancy::Viewer,
 }
 
 impl ContextRequest<'_> {
@@ -111,6 +113,7 @@ pub async fn build(state: &crate::engine::Engine, request: &ContextRequest<'_>) 
         query,
         &request.work_at_hand(),
         request.as_of,
+        request.viewer,
     )
     .await?;
     let selection = select::select(&settings.name, &candidates, budget, max_details);

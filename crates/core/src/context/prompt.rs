@@ -4,6 +4,7 @@
 //! gets nothing, in a small token budget, and only if they arrive within
 //! the latency budget — a late answer is worse than none.
 
+use crate::tenancy::Viewer;
 use std::time::Duration;
 
 use uuid::Uuid;
@@ -11,8 +12,14 @@ use uuid::Uuid;
 use super::{gather, markdown};
 use crate::engine::Engine;
 
-pub async fn related(state: &Engine, project_id: Uuid, prompt: &str, deadline: Duration) -> Option<String> {
-    match tokio::time::timeout(deadline, lookup(state, project_id, prompt)).await {
+pub async fn related(
+    state: &Engine,
+    project_id: Uuid,
+    prompt: &str,
+    deadline: Duration,
+    viewer: Viewer,
+) -> Option<String> {
+    match tokio::time::timeout(deadline, lookup(state, project_id, prompt, viewer)).await {
         Ok(Ok(found)) => found,
         Ok(Err(e)) => {
             tracing::warn!(error = ?e, "related memories failed; answering without them");
@@ -28,14 +35,19 @@ pub async fn related(state: &Engine, project_id: Uuid, prompt: &str, deadline: D
     }
 }
 
-async fn lookup(state: &Engine, project_id: Uuid, prompt: &str) -> crate::error::Result<Option<String>> {
+async fn lookup(
+    state: &Engine,
+    project_id: Uuid,
+    prompt: &str,
+    viewer: Viewer,
+) -> crate::error::Result<Option<String>> {
     let Some(settings) = gather::settings(&state.pool, project_id).await? else {
         return Ok(None);
     };
     if !settings.prompt_context {
         return Ok(None);
     }
-    let found = gather::relevant_scored(state, project_id, prompt, None, GATE_FIELD, true).await?;
+    let found = gather::relevant_scored(state, project_id, prompt, None, GATE_FIELD, true, viewer).await?;
     let matches = admitted(found, gather::DETAILED as usize);
     Ok(render(&matches, settings.prompt_context_budget_tokens as usize))
 }

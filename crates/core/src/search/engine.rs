@@ -60,6 +60,8 @@ pub async fn ranked(
         session_id: f.session_id,
         since: f.since,
         until: f.until,
+        viewer: f.viewer.member_id,
+        sees_all: f.viewer.sees_all,
     };
     let query = cairn_retrieval::Query {
         project_id: request.project_id,

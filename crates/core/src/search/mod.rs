@@ -43,6 +43,8 @@ pub struct Filters {
     pub platform_source: Option<String>,
     /// The member the memory came from (their sessions).
     pub member_id: Option<Uuid>,
+    /// Who reads: private memories are hits for their author (and admins) only.
+    pub viewer: crate::tenancy::Viewer,
     /// Created at or after.
     pub since: Option<DateTime<Utc>>,
     /// Created at or before.
@@ -270,6 +272,7 @@ pub async fn timeline(
     anchor: Anchor,
     before: i64,
     after: i64,
+    viewer: crate::tenancy::Viewer,
 ) -> Result<Option<Timeline>> {
     let before = params::depth("before", Some(before), before)?;
     let after = params::depth("after", Some(after), after)?;
@@ -281,7 +284,10 @@ pub async fn timeline(
                 &SearchRequest {
                     project_id,
                     query: Some(text),
-                    filters: Filters::default(),
+                    filters: Filters {
+                        viewer,
+                        ..Filters::default()
+                    },
                     include_summaries: false,
                     order: Order::Relevance,
                     limit: 1,
@@ -297,7 +303,7 @@ pub async fn timeline(
             }
         }
     };
-    let items = timeline::around(&state.pool, project_id, anchor, before, after).await?;
+    let items = timeline::around(&state.pool, project_id, anchor, before, after, viewer).await?;
     if !items.iter().any(|r| r.id == anchor) {
         return Ok(None);
     }
@@ -306,7 +312,12 @@ pub async fn timeline(
 
 /// The project's observations with these ids (unknown ids are skipped), in
 /// the order asked, each once. At most 100 ids (422 `invalid_field`).
-pub async fn by_ids(pool: &sqlx::PgPool, project_id: Uuid, ids: &[Uuid]) -> Result<Vec<ObservationRow>> {
+pub async fn by_ids(
+    pool: &sqlx::PgPool,
+    project_id: Uuid,
+    ids: &[Uuid],
+    viewer: crate::tenancy::Viewer,
+) -> Result<Vec<ObservationRow>> {
     if ids.len() > params::MAX_IDS {
         return Err(Error::unprocessable(
             "invalid_field",
@@ -319,5 +330,5 @@ pub async fn by_ids(pool: &sqlx::PgPool, project_id: Uuid, ids: &[Uuid]) -> Resu
             unique.push(*id);
         }
     }
-    Ok(crate::store::observations::by_ids(pool, project_id, &unique).await?)
+    Ok(crate::store::observations::by_ids(pool, project_id, &unique, viewer).await?)
 }

@@ -8,6 +8,7 @@ use sqlx::{PgPool, prelude::FromRow};
 use uuid::Uuid;
 
 use crate::memory::lifecycle::MemoryState;
+use crate::tenancy::Viewer;
 
 #[derive(Clone, Debug, FromRow)]
 pub struct ProjectSettings {
@@ -15,6 +16,8 @@ pub struct ProjectSettings {
     pub context_budget_tokens: i32,
     pub prompt_context: bool,
     pub prompt_context_budget_tokens: i32,
+    /// `team` or `private-first` (migration 0027).
+    pub memory_visibility: String,
 }
 
 #[derive(Clone, Debug, FromRow)]
@@ -52,7 +55,7 @@ pub struct ObservationItem {
 #[tracing::instrument(skip(pool))]
 pub async fn settings(pool: &PgPool, project_id: Uuid) -> sqlx::Result<Option<ProjectSettings>> {
     sqlx::query_as(
-        "SELECT name, context_budget_tokens, prompt_context, prompt_context_budget_tokens
+        "SELECT name, context_budget_tokens, prompt_context, prompt_context_budget_tokens, memory_visibility
          FROM projects WHERE id = $1",
     )
     .bind(project_id)
@@ -89,15 +92,19 @@ pub async fn newest_summaries(
     project_id: Uuid,
     limit: i64,
     as_of: Option<DateTime<Utc>>,
+    viewer: Viewer,
 ) -> sqlx::Result<Vec<SummaryItem>> {
-    sqlx::query_as(
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT id, session_id, scope, request, learned, completed, next_steps, created_at
-         FROM summaries WHERE project_id = $1 AND created_at <= coalesce($3::timestamptz, now())
+         FROM summaries s WHERE project_id = $1 AND created_at <= coalesce($3::timestamptz, now()) AND {}
          ORDER BY created_at DESC, id DESC LIMIT $2",
-    )
+        Viewer::condition("s", 4, 5)
+    )))
     .bind(project_id)
     .bind(limit)
     .bind(as_of)
+    .bind(viewer.member_id)
+    .bind(viewer.sees_all)
     .fetch_all(pool)
     .await
 }
@@ -109,16 +116,20 @@ pub async fn newest_observations(
     project_id: Uuid,
     limit: i64,
     as_of: Option<DateTime<Utc>>,
+    viewer: Viewer,
 ) -> sqlx::Result<Vec<ObservationItem>> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {} FROM observations WHERE project_id = $1 AND {}
+        "SELECT {} FROM observations WHERE project_id = $1 AND {} AND {}
          ORDER BY created_at DESC, id DESC LIMIT $2",
         columns_as_of(3),
-        injected(3)
+        injected(3),
+        Viewer::condition("observations", 4, 5)
     )))
     .bind(project_id)
     .bind(limit)
     .bind(as_of)
+    .bind(viewer.member_id)
+    .bind(viewer.sees_all)
     .fetch_all(pool)
     .await
 }
@@ -130,14 +141,18 @@ pub async fn count_observations(
     project_id: Uuid,
     cap: i64,
     as_of: Option<DateTime<Utc>>,
+    viewer: Viewer,
 ) -> sqlx::Result<i64> {
-    sqlx::query_scalar(
-        "SELECT count(*) FROM (SELECT 1 FROM observations WHERE project_id = $1
-                               AND created_at <= coalesce($3::timestamptz, now()) LIMIT $2) capped",
-    )
+    sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "SELECT count(*) FROM (SELECT 1 FROM observations o WHERE project_id = $1
+                               AND created_at <= coalesce($3::timestamptz, now()) AND {} LIMIT $2) capped",
+        Viewer::condition("o", 4, 5)
+    )))
     .bind(project_id)
     .bind(cap)
     .bind(as_of)
+    .bind(viewer.member_id)
+    .bind(viewer.sees_all)
     .fetch_one(pool)
     .await
 }
@@ -149,14 +164,19 @@ pub async fn summaries_by_ids(
     project_id: Uuid,
     ids: &[Uuid],
     as_of: Option<DateTime<Utc>>,
+    viewer: Viewer,
 ) -> sqlx::Result<Vec<SummaryItem>> {
-    sqlx::query_as(
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT id, session_id, scope, request, learned, completed, next_steps, created_at
-         FROM summaries WHERE project_id = $1 AND id = ANY($2) AND created_at <= coalesce($3::timestamptz, now())",
-    )
+         FROM summaries s WHERE project_id = $1 AND id = ANY($2) AND created_at <= coalesce($3::timestamptz, now())
+           AND {}",
+        Viewer::condition("s", 4, 5)
+    )))
     .bind(project_id)
     .bind(ids)
     .bind(as_of)
+    .bind(viewer.member_id)
+    .bind(viewer.sees_all)
     .fetch_all(pool)
     .await
 }
@@ -170,19 +190,23 @@ pub async fn of_branch(
     branch: &str,
     limit: i64,
     as_of: Option<DateTime<Utc>>,
+    viewer: Viewer,
 ) -> sqlx::Result<Vec<ObservationItem>> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {} FROM observations
-         WHERE project_id = $1 AND {} AND kind <> 'plan'
+         WHERE project_id = $1 AND {} AND kind <> 'plan' AND {}
            AND session_id IN (SELECT id FROM sessions WHERE project_id = $1 AND branch = $2)
          ORDER BY created_at DESC, id DESC LIMIT $4",
         columns_as_of(3),
-        injected(3)
+        injected(3),
+        Viewer::condition("observations", 5, 6)
     )))
     .bind(project_id)
     .bind(branch)
     .bind(as_of)
     .bind(limit)
+    .bind(viewer.member_id)
+    .bind(viewer.sees_all)
     .fetch_all(pool)
     .await
 }
@@ -194,15 +218,19 @@ pub async fn observations_by_ids(
     project_id: Uuid,
     ids: &[Uuid],
     as_of: Option<DateTime<Utc>>,
+    viewer: Viewer,
 ) -> sqlx::Result<Vec<ObservationItem>> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {} FROM observations WHERE project_id = $1 AND id = ANY($2) AND {}",
+        "SELECT {} FROM observations WHERE project_id = $1 AND id = ANY($2) AND {} AND {}",
         columns_as_of(3),
-        injected(3)
+        injected(3),
+        Viewer::condition("observations", 4, 5)
     )))
     .bind(project_id)
     .bind(ids)
     .bind(as_of)
+    .bind(viewer.member_id)
+    .bind(viewer.sees_all)
     .fetch_all(pool)
     .await
 }

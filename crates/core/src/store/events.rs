@@ -102,20 +102,26 @@ pub async fn find_by_key(
     .await
 }
 
+/// One event the caller may see: its team, its project for a project
+/// token, and in a `private-first` project its author or an admin.
 pub async fn get(
     db: impl PgExecutor<'_>,
     team_id: Uuid,
     project_id: Option<Uuid>,
     id: Uuid,
+    viewer: crate::tenancy::Viewer,
 ) -> sqlx::Result<Option<EventRow>> {
-    sqlx::query_as(concat!(
-        "SELECT ",
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {} FROM agent_events e WHERE id = $1 AND team_id = $2 AND ($3::uuid IS NULL OR project_id = $3)
+           AND {}",
         columns!(),
-        " FROM agent_events WHERE id = $1 AND team_id = $2 AND ($3::uuid IS NULL OR project_id = $3)"
-    ))
+        crate::tenancy::Viewer::raw_condition("e", 4, 5)
+    )))
     .bind(id)
     .bind(team_id)
     .bind(project_id)
+    .bind(viewer.member_id)
+    .bind(viewer.sees_all)
     .fetch_optional(db)
     .await
 }

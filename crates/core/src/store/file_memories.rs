@@ -1,6 +1,7 @@
 //! The live observations about one file, newest first: what PreToolUse
 //! gives the agent before it reads or changes that file.
 
+use crate::tenancy::Viewer;
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -28,20 +29,24 @@ pub async fn about(
     paths: &[String],
     relative: &str,
     limit: i64,
+    viewer: Viewer,
 ) -> sqlx::Result<Vec<ObservationItem>> {
     let cited = serde_json::json!([{ "path": relative }]);
-    sqlx::query_as(
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT id, kind, title, subtitle, facts, narrative, files_read, files_modified, created_at, state
          FROM observations o
-         WHERE o.project_id = $1 AND o.state = 'live' AND o.kind <> 'plan'
+         WHERE o.project_id = $1 AND o.state = 'live' AND o.kind <> 'plan' AND {}
            AND ((o.files_read || o.files_modified) && $2::text[] OR o.file_refs @> $3::jsonb)
          ORDER BY o.created_at DESC, o.id DESC
          LIMIT $4",
-    )
+        Viewer::condition("o", 5, 6)
+    )))
     .bind(project_id)
     .bind(paths)
     .bind(cited)
     .bind(limit)
+    .bind(viewer.member_id)
+    .bind(viewer.sees_all)
     .fetch_all(pool)
     .await
 }
@@ -55,18 +60,22 @@ pub async fn of_files(
     project_id: Uuid,
     paths: &[String],
     limit: i64,
+    viewer: Viewer,
 ) -> sqlx::Result<Vec<ObservationItem>> {
-    sqlx::query_as(
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT id, kind, title, subtitle, facts, narrative, files_read, files_modified, created_at, state
          FROM observations o
-         WHERE o.project_id = $1 AND o.state = 'live' AND o.kind <> 'plan'
+         WHERE o.project_id = $1 AND o.state = 'live' AND o.kind <> 'plan' AND {}
            AND (o.files_read || o.files_modified) && $2::text[]
          ORDER BY o.created_at DESC, o.id DESC
          LIMIT $3",
-    )
+        Viewer::condition("o", 4, 5)
+    )))
     .bind(project_id)
     .bind(paths)
     .bind(limit)
+    .bind(viewer.member_id)
+    .bind(viewer.sees_all)
     .fetch_all(pool)
     .await
 }

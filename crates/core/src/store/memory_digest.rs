@@ -18,6 +18,8 @@ pub async fn top(pool: &PgPool, project_id: Uuid, limit: i64) -> sqlx::Result<Ve
         "SELECT o.id, kind, title, subtitle, facts, narrative, files_read, files_modified, created_at, state
          FROM observations o LEFT JOIN memory_retrievals r ON r.observation_id = o.id
          WHERE o.project_id = $1 AND state = 'live' AND kind <> 'plan' AND title <> ''
+           -- written into a file the repository shares: the team's memory only
+           AND o.visibility = 'team'
          ORDER BY {KIND_WEIGHT} DESC, coalesce(r.retrieved_count, 0) DESC, created_at DESC, o.id DESC
          LIMIT $2"
     )))

@@ -22,3 +22,4 @@ pub mod sessions;
 pub mod timeline;
 pub mod transfer;
 pub mod usage;
+pub mod visibility;

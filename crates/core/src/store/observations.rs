@@ -182,17 +182,21 @@ pub async fn by_ids(
     db: impl PgExecutor<'_>,
     project_id: Uuid,
     ids: &[Uuid],
+    viewer: crate::tenancy::Viewer,
 ) -> sqlx::Result<Vec<ObservationRow>> {
-    sqlx::query_as(
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT o.id, o.team_id, o.project_id, o.session_id, o.origin, o.kind, o.title, o.subtitle, o.facts,
                 o.narrative, o.concepts, o.files_read, o.files_modified, o.content, o.metadata, o.provider,
                 o.model, o.prompt_number, o.created_at, o.updated_at, o.state
          FROM unnest($2::uuid[]) WITH ORDINALITY AS asked(id, position)
-         JOIN observations o ON o.id = asked.id AND o.project_id = $1
+         JOIN observations o ON o.id = asked.id AND o.project_id = $1 AND {}
          ORDER BY asked.position",
-    )
+        crate::tenancy::Viewer::condition("o", 3, 4)
+    )))
     .bind(project_id)
     .bind(ids)
+    .bind(viewer.member_id)
+    .bind(viewer.sees_all)
     .fetch_all(db)
     .await
 }

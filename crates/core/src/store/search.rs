@@ -29,6 +29,8 @@
 //! | 15 | offset |
 //! | 16 | excluded words (`-word`), or NULL |
 //! | 17 | member id |
+//! | 18 | the viewer's member id (private memories are theirs to see), or NULL |
+//! | 19 | the viewer sees every memory (an admin) |
 
 use std::collections::HashMap;
 
@@ -159,6 +161,7 @@ enum Project {
 /// session and its agent, the date range. `alias` is the table's.
 fn common_conditions(alias: &str, shape: Shape, project: Project) -> String {
     let mut c = vec![
+        crate::tenancy::Viewer::condition(alias, 18, 19),
         match project {
             Project::Indexed => format!("{alias}.project_id = $1"),
             Project::Checked => format!("{alias}.project_id::text = $1::text"),
@@ -394,6 +397,8 @@ pub async fn hits(pool: &PgPool, order: Order, p: &Params<'_>) -> sqlx::Result<V
         .bind(p.offset)
         .bind(p.exclude)
         .bind(f.member_id)
+        .bind(f.viewer.member_id)
+        .bind(f.viewer.sees_all)
         .fetch_all(pool)
         .await
 }
@@ -412,7 +417,7 @@ pub async fn load(
         if observation_ids.is_empty() {
             return Ok(vec![]);
         }
-        observations::by_ids(pool, project_id, &observation_ids).await
+        observations::by_ids(pool, project_id, &observation_ids, crate::tenancy::Viewer::ALL).await
     };
     let summaries = async {
         if summary_ids.is_empty() {
@@ -547,7 +552,7 @@ mod tests {
         };
         for order in [Order::Relevance, Order::Newest, Order::Oldest] {
             let sql = statement(order, full);
-            for n in (1..=12).chain(14..=17) {
+            for n in (1..=12).chain(14..=19) {
                 assert!(sql.contains(&format!("${n}")), "${n} in {sql}");
             }
             assert!(!sql.contains("'summary'"), "no summaries asked for");

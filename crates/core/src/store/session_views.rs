@@ -2,6 +2,7 @@
 //! with their counts, and one session's turns (events, observations,
 //! summaries and jobs per prompt number), bounded.
 
+use crate::tenancy::Viewer;
 use chrono::{DateTime, Utc};
 use sqlx::{PgPool, prelude::FromRow};
 use uuid::Uuid;
@@ -53,19 +54,23 @@ pub async fn list(
     project_id: Uuid,
     after: Option<After>,
     limit: i64,
+    viewer: Viewer,
 ) -> sqlx::Result<Vec<SessionSummaryRow>> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "{SESSION_COLUMNS}
-         WHERE s.team_id = $1 AND s.project_id = $2
+         WHERE s.team_id = $1 AND s.project_id = $2 AND {}
            AND ($3::timestamptz IS NULL OR (s.started_at, s.id) < ($3, $4))
          ORDER BY s.started_at DESC, s.id DESC
-         LIMIT $5"
+         LIMIT $5",
+        Viewer::raw_condition("s", 6, 7)
     )))
     .bind(team_id)
     .bind(project_id)
     .bind(after.map(|a| a.started_at))
     .bind(after.map(|a| a.id))
     .bind(limit)
+    .bind(viewer.member_id)
+    .bind(viewer.sees_all)
     .fetch_all(pool)
     .await
 }
@@ -77,14 +82,18 @@ pub async fn one(
     team_id: Uuid,
     project_id: Option<Uuid>,
     id: Uuid,
+    viewer: Viewer,
 ) -> sqlx::Result<Option<SessionSummaryRow>> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "{SESSION_COLUMNS}
-         WHERE s.id = $1 AND s.team_id = $2 AND ($3::uuid IS NULL OR s.project_id = $3)"
+         WHERE s.id = $1 AND s.team_id = $2 AND ($3::uuid IS NULL OR s.project_id = $3) AND {}",
+        Viewer::raw_condition("s", 4, 5)
     )))
     .bind(id)
     .bind(team_id)
     .bind(project_id)
+    .bind(viewer.member_id)
+    .bind(viewer.sees_all)
     .fetch_optional(pool)
     .await
 }

@@ -11,6 +11,7 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::store::observations::ObservationRow;
+use crate::tenancy::Viewer;
 
 const COLUMNS: &str = "o.id, o.team_id, o.project_id, o.session_id, o.origin, o.kind, o.title, o.subtitle,
     o.facts, o.narrative, o.concepts, o.files_read, o.files_modified, o.content, o.metadata, o.provider,
@@ -24,26 +25,32 @@ pub async fn around(
     anchor: Uuid,
     before: i64,
     after: i64,
+    viewer: Viewer,
 ) -> sqlx::Result<Vec<ObservationRow>> {
-    let at: Option<DateTime<Utc>> =
-        sqlx::query_scalar("SELECT created_at FROM observations WHERE project_id = $1 AND id = $2")
-            .bind(project_id)
-            .bind(anchor)
-            .fetch_optional(pool)
-            .await?;
+    let visible = Viewer::condition("o", 6, 7);
+    let at: Option<DateTime<Utc>> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "SELECT created_at FROM observations o WHERE project_id = $1 AND id = $2 AND {}",
+        Viewer::condition("o", 3, 4)
+    )))
+    .bind(project_id)
+    .bind(anchor)
+    .bind(viewer.member_id)
+    .bind(viewer.sees_all)
+    .fetch_optional(pool)
+    .await?;
     let Some(at) = at else {
         return Ok(vec![]);
     };
     // `created_at <= $3` first, so the index bounds the scan; `id` breaks ties of time.
     let sql = format!(
         "(SELECT {COLUMNS} FROM observations o
-          WHERE o.project_id = $1 AND o.created_at <= $3 AND (o.created_at < $3 OR o.id < $2)
+          WHERE o.project_id = $1 AND o.created_at <= $3 AND (o.created_at < $3 OR o.id < $2) AND {visible}
           ORDER BY o.created_at DESC, o.id DESC LIMIT $4)
          UNION ALL
          (SELECT {COLUMNS} FROM observations o WHERE o.project_id = $1 AND o.id = $2)
          UNION ALL
          (SELECT {COLUMNS} FROM observations o
-          WHERE o.project_id = $1 AND o.created_at >= $3 AND (o.created_at > $3 OR o.id > $2)
+          WHERE o.project_id = $1 AND o.created_at >= $3 AND (o.created_at > $3 OR o.id > $2) AND {visible}
           ORDER BY o.created_at ASC, o.id ASC LIMIT $5)"
     );
     let mut rows: Vec<ObservationRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
@@ -52,6 +59,8 @@ pub async fn around(
         .bind(at)
         .bind(before)
         .bind(after)
+        .bind(viewer.member_id)
+        .bind(viewer.sees_all)
         .fetch_all(pool)
         .await?;
     rows.sort_by_key(|r| (r.created_at, r.id));

@@ -1,6 +1,8 @@
 //! Memory upkeep, run by the sweeper every `CAIRN_UPKEEP_MS`: near-duplicate
 //! observations are merged (`lifecycle::merge`) and memories past their
-//! project's retention policy are archived (`lifecycle::archive`). Both are single
+//! project's retention policy are archived (`lifecycle::archive`); private
+//! memories of a `private-first` project nobody objected to within its days
+//! are promoted (`store::visibility`). The first two are single
 //! statements that lock what they change (`FOR UPDATE SKIP LOCKED`), so
 //! several generators may run them at once, and both record each change in
 //! `memory_changes`, from which the API reverts it (migrations 0014, 0017).
@@ -18,6 +20,8 @@ pub struct Pass {
     pub merged: i64,
     /// Observations archived by a retention policy.
     pub archived: i64,
+    /// Private memories promoted by their project's "no objection within N days".
+    pub promoted: u64,
 }
 
 /// Consolidates and archives until nothing is left to check, or `max_rounds` batches.
@@ -38,5 +42,6 @@ pub async fn run(pool: &PgPool, actor: &str, max_rounds: usize) -> sqlx::Result<
             break;
         }
     }
+    pass.promoted = crate::store::visibility::promote_unopposed(pool).await?;
     Ok(pass)
 }

@@ -20,12 +20,20 @@ pub struct Project {
     /// archived; `None`: kept for ever (migration 0017).
     pub retention_days: Option<i32>,
     pub created_at: DateTime<Utc>,
+    /// `team`, or `private-first`: memory private to its author until
+    /// promoted (migration 0027).
+    pub memory_visibility: String,
+    /// In a private-first project, kinds promoted to the team at once.
+    pub promote_kinds: Vec<String>,
+    /// In a private-first project, a private memory nobody rejected is
+    /// promoted after this many days; `None`: only by hand.
+    pub promote_after_days: Option<i32>,
 }
 
 macro_rules! project_columns {
     () => {
         "id, team_id, slug, name, settings, context_budget_tokens, prompt_context, prompt_context_budget_tokens,
-         file_memories, retention_days, created_at"
+         file_memories, retention_days, created_at, memory_visibility, promote_kinds, promote_after_days"
     };
 }
 
@@ -92,7 +100,7 @@ pub async fn find_project(
 }
 
 /// What memory a project gives back; `None` leaves a setting as it is.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct MemorySettings {
     pub context_budget_tokens: Option<i32>,
     pub prompt_context: Option<bool>,
@@ -100,6 +108,10 @@ pub struct MemorySettings {
     pub file_memories: Option<bool>,
     /// `Some(None)` removes the retention policy.
     pub retention_days: Option<Option<i32>>,
+    pub memory_visibility: Option<String>,
+    pub promote_kinds: Option<Vec<String>>,
+    /// `Some(None)` removes the rule.
+    pub promote_after_days: Option<Option<i32>>,
 }
 
 /// Changes a project's memory settings; `None` when the team has no such project.
@@ -115,7 +127,10 @@ pub async fn update_memory_settings(
              prompt_context = coalesce($4, prompt_context),
              prompt_context_budget_tokens = coalesce($5, prompt_context_budget_tokens),
              file_memories = coalesce($6, file_memories),
-             retention_days = CASE WHEN $7 THEN $8 ELSE retention_days END
+             retention_days = CASE WHEN $7 THEN $8 ELSE retention_days END,
+             memory_visibility = coalesce($9, memory_visibility),
+             promote_kinds = coalesce($10, promote_kinds),
+             promote_after_days = CASE WHEN $11 THEN $12 ELSE promote_after_days END
          WHERE team_id = $1 AND id = $2 RETURNING ",
         project_columns!()
     ))
@@ -127,6 +142,10 @@ pub async fn update_memory_settings(
     .bind(s.file_memories)
     .bind(s.retention_days.is_some())
     .bind(s.retention_days.flatten())
+    .bind(s.memory_visibility)
+    .bind(s.promote_kinds)
+    .bind(s.promote_after_days.is_some())
+    .bind(s.promote_after_days.flatten())
     .fetch_optional(db)
     .await
 }

@@ -77,6 +77,7 @@ pub async fn ask(
     project_id: Uuid,
     question: &str,
     limit: i64,
+    viewer: cairn_core::tenancy::Viewer,
 ) -> ApiResult<Answer> {
     let question = question.trim();
     if question.is_empty() || question.chars().count() > MAX_QUESTION_CHARS {
@@ -93,7 +94,10 @@ pub async fn ask(
         &SearchRequest {
             project_id,
             query: Some(question.to_string()),
-            filters: Filters::default(),
+            filters: Filters {
+                viewer,
+                ..Filters::default()
+            },
             include_summaries: true,
             order: Order::Relevance,
             limit,

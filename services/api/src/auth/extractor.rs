@@ -43,6 +43,15 @@ impl Auth {
         }
     }
 
+    /// Who reads memory: an admin (a reviewer) sees every memory; a member
+    /// the team's and their own private ones; a service token the team's.
+    pub fn viewer(&self) -> cairn_core::tenancy::Viewer {
+        cairn_core::tenancy::Viewer {
+            member_id: self.member_id,
+            sees_all: self.covers(&[Scope::Admin]),
+        }
+    }
+
     /// Who the events this caller sends come from.
     pub fn actor(&self) -> cairn_core::ingest::Actor {
         cairn_core::ingest::Actor {

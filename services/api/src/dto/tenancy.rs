@@ -47,6 +47,10 @@ pub struct ProjectDto {
     /// archived (kept, found by id, never injected or searched); `null`: kept for ever.
     pub retention_days: Option<i32>,
     pub created_at_epoch: i64,
+    /// `team` or `private-first`.
+    pub memory_visibility: String,
+    pub promote_kinds: Vec<String>,
+    pub promote_after_days: Option<i32>,
 }
 
 impl From<Project> for ProjectDto {
@@ -61,6 +65,9 @@ impl From<Project> for ProjectDto {
             prompt_context: p.prompt_context,
             prompt_context_budget_tokens: p.prompt_context_budget_tokens,
             file_memories: p.file_memories,
+            memory_visibility: p.memory_visibility,
+            promote_kinds: p.promote_kinds,
+            promote_after_days: p.promote_after_days,
             retention_days: p.retention_days,
             created_at_epoch: to_epoch_ms(p.created_at),
         }

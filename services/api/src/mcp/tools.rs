@@ -294,7 +294,15 @@ impl CairnMcp {
     async fn ask(&self, auth: &Auth, args: AskArgs) -> ToolResult {
         let project = self.project(auth, args.project.as_deref()).await?;
         let limit = args.limit.unwrap_or(crate::ask::DEFAULT_LIMIT);
-        let answer = crate::ask::ask(&self.state, project.team_id, project.id, &args.question, limit).await?;
+        let answer = crate::ask::ask(
+            &self.state,
+            project.team_id,
+            project.id,
+            &args.question,
+            limit,
+            auth.viewer(),
+        )
+        .await?;
         Ok(format::answer(&answer))
     }
 
@@ -323,6 +331,7 @@ impl CairnMcp {
                     kinds,
                     since,
                     until,
+                    viewer: auth.viewer(),
                     ..Filters::default()
                 },
                 include_summaries: true,
@@ -351,7 +360,7 @@ impl CairnMcp {
             Anchor::Observation(id) => format!("observation {id}"),
             Anchor::Query(q) => format!("a match for \"{q}\""),
         };
-        match search::timeline(&self.state, project.id, anchor, before, after).await? {
+        match search::timeline(&self.state, project.id, anchor, before, after, auth.viewer()).await? {
             Some(timeline) => Ok(format::timeline(&timeline)),
             None => Err(ToolError(format!("not_found: no {described} in this project"))),
         }
@@ -377,7 +386,7 @@ impl CairnMcp {
             }
         }
         let project = self.project(auth, args.project.as_deref()).await?;
-        let rows = search::by_ids(&self.state.pool, project.id, &ids).await?;
+        let rows = search::by_ids(&self.state.pool, project.id, &ids, auth.viewer()).await?;
         let missing: Vec<Uuid> = ids
             .iter()
             .copied()
@@ -400,6 +409,7 @@ impl CairnMcp {
                 as_of: None,
                 branch: None,
                 changed: &[],
+                viewer: auth.viewer(),
             },
         )
         .await?;

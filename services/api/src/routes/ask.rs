@@ -48,6 +48,14 @@ pub async fn post_ask(
     auth.require(Scope::Read)?;
     let project = auth.project(&state, input.project.as_deref()).await?;
     let limit = input.limit.unwrap_or(ask::DEFAULT_LIMIT);
-    let answer = ask::ask(&state, project.team_id, project.id, &input.question, limit).await?;
+    let answer = ask::ask(
+        &state,
+        project.team_id,
+        project.id,
+        &input.question,
+        limit,
+        auth.viewer(),
+    )
+    .await?;
     Ok(Json(answer))
 }

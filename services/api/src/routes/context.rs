@@ -71,6 +71,7 @@ pub async fn post_context(
             as_of: None,
             branch: None,
             changed: &[],
+            viewer: auth.viewer(),
         },
     )
     .await?;
@@ -83,7 +84,7 @@ pub async fn post_context(
         .map(|o| o.id)
         .take(limit as usize)
         .collect();
-    let rows = observations::by_ids(&state.pool, project.id, &shown).await?;
+    let rows = observations::by_ids(&state.pool, project.id, &shown, auth.viewer()).await?;
     Ok(Json(ContextResponse {
         observations: rows.into_iter().map(Into::into).collect(),
         context: built.selection.markdown,
@@ -162,6 +163,7 @@ pub async fn get_project_context(
             as_of,
             branch: None,
             changed: &[],
+            viewer: auth.viewer(),
         },
     )
     .await?;

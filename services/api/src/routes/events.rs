@@ -310,9 +310,15 @@ pub async fn get_event(
     Path(id): Path<Uuid>,
 ) -> ApiResult<Json<OneEvent>> {
     auth.require(Scope::Read)?;
-    let event = events::get(&state.pool, auth.team_id, auth.project_filter(), id)
-        .await?
-        .ok_or_else(|| ApiError::not_found("event_not_found", "no such event"))?;
+    let event = events::get(
+        &state.pool,
+        auth.team_id,
+        auth.project_filter(),
+        id,
+        auth.viewer(),
+    )
+    .await?
+    .ok_or_else(|| ApiError::not_found("event_not_found", "no such event"))?;
     Ok(Json(OneEvent { event: event.into() }))
 }
 
@@ -333,9 +339,15 @@ pub async fn get_event_observations(
     Path(id): Path<Uuid>,
 ) -> ApiResult<Json<EventObservations>> {
     auth.require(Scope::Read)?;
-    let event = events::get(&state.pool, auth.team_id, auth.project_filter(), id)
-        .await?
-        .ok_or_else(|| ApiError::not_found("event_not_found", "no such event"))?;
+    let event = events::get(
+        &state.pool,
+        auth.team_id,
+        auth.project_filter(),
+        id,
+        auth.viewer(),
+    )
+    .await?
+    .ok_or_else(|| ApiError::not_found("event_not_found", "no such event"))?;
     let observations = match event.job_id {
         Some(job) => observations::for_job(&state.pool, event.project_id, job).await?,
         None => vec![],

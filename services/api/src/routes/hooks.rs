@@ -218,6 +218,7 @@ pub async fn post_hook(
                 as_of: None,
                 branch: query.branch.as_deref(),
                 changed: &changed,
+                viewer: auth.viewer(),
             };
             Some(context::build(&state, &request).await?.selection.markdown)
         }
@@ -226,8 +227,13 @@ pub async fn post_hook(
             let (prompt, _) = state
                 .privacy
                 .filter_text(event.prompt.as_deref().unwrap_or_default());
-            let related =
-                context::prompt::related(&state, project.id, &prompt, state.config.prompt_context_deadline);
+            let related = context::prompt::related(
+                &state,
+                project.id,
+                &prompt,
+                state.config.prompt_context_deadline,
+                auth.viewer(),
+            );
             let (stored, related) = tokio::join!(store(&state, project, event, &query), related);
             stored?;
             related
@@ -245,6 +251,7 @@ pub async fn post_hook(
                         &path,
                         cwd.as_deref(),
                         state.config.file_memories_deadline,
+                        auth.viewer(),
                     );
                     let (stored, about) = tokio::join!(store(&state, project, event, &query), about);
                     stored?;

@@ -69,7 +69,14 @@ pub async fn get_live(
     })?;
     let recheck = state.config.auth_cache_ttl.max(Duration::from_millis(250));
     let ready = serde_json::json!({ "type": "ready", "projectId": project.id }).to_string();
-    let stream = notices(state, auth.token_id, subscription, recheck, ready);
+    // In a private-first project a memory's notice says only that one was
+    // written: its title may be a private memory's, fetched by id through
+    // the reads that check who may see it.
+    let private_first = crate::context::gather::settings(&state.pool, project.id)
+        .await?
+        .is_some_and(|s| s.memory_visibility == "private-first");
+    let untitled = private_first && !auth.viewer().sees_all;
+    let stream = notices(state, auth.token_id, subscription, recheck, ready, untitled);
     let mut response = Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
         .into_response();
@@ -96,6 +103,7 @@ fn notices(
     subscription: Subscription,
     recheck: Duration,
     ready: String,
+    untitled: bool,
 ) -> impl Stream<Item = Result<Event, Infallible>> {
     let mut interval = tokio::time::interval(recheck);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -106,7 +114,7 @@ fn notices(
         recheck: interval,
         ready: Some(ready),
     };
-    futures::stream::unfold(start, |mut s| async move {
+    futures::stream::unfold(start, move |mut s| async move {
         if let Some(ready) = s.ready.take() {
             // The interval's first tick is immediate: take it now.
             s.recheck.tick().await;
@@ -116,7 +124,12 @@ fn notices(
             tokio::select! {
                 notice = s.subscription.recv() => {
                     let notice = notice?;
-                    let event = Event::default().event(&*notice.kind).data(&*notice.data);
+                    let data = if untitled && notice.kind.ends_with(".created") {
+                        untitle(&notice.data)
+                    } else {
+                        notice.data.to_string()
+                    };
+                    let event = Event::default().event(&*notice.kind).data(data);
                     return Some((Ok(event), s));
                 }
                 _ = s.recheck.tick() => {
@@ -128,6 +141,17 @@ fn notices(
             }
         }
     })
+}
+
+/// A memory notice without what it says of the memory (title, session).
+fn untitle(data: &str) -> String {
+    let mut value: serde_json::Value = serde_json::from_str(data).unwrap_or_default();
+    if let Some(fields) = value.as_object_mut() {
+        fields.remove("title");
+        fields.remove("session_id");
+        fields.remove("sessionId");
+    }
+    value.to_string()
 }
 
 /// Whether the stream's token is still unrevoked and unexpired. A database

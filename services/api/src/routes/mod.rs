@@ -21,6 +21,7 @@ pub mod session_list;
 pub mod sessions;
 pub mod transfer;
 pub mod usage;
+pub mod visibility;
 pub mod whoami;
 
 use utoipa::OpenApi;
@@ -71,6 +72,10 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(memories::create_memory))
         .routes(routes!(feedback::give_feedback))
         .routes(routes!(memories::delete_memory, memory_edit::update_memory))
+        .routes(routes!(visibility::promote))
+        .routes(routes!(visibility::unpromote))
+        .routes(routes!(visibility::reject))
+        .routes(routes!(visibility::review))
         .routes(routes!(context::post_context))
         .routes(routes!(context::get_project_context))
         .routes(routes!(search::post_search, search::get_search))

@@ -72,6 +72,7 @@ pub async fn post_search(
             query: Some(input.query),
             filters: Filters {
                 platform_source,
+                viewer: auth.viewer(),
                 ..Filters::default()
             },
             include_summaries: false,
@@ -198,6 +199,7 @@ pub async fn get_search(
         agent: trimmed(q.agent),
         platform_source: None,
         member_id: q.member_id,
+        viewer: auth.viewer(),
         since,
         until,
     };
@@ -275,7 +277,7 @@ pub async fn get_timeline(
         _ => return Err(invalid("send one of `anchor` (an observation id) or `query`")),
     };
     let project = auth.project(&state, q.project_id.as_deref()).await?;
-    let timeline = search::timeline(&state, project.id, anchor, before, after)
+    let timeline = search::timeline(&state, project.id, anchor, before, after, auth.viewer())
         .await?
         .ok_or_else(|| ApiError::not_found("observation_not_found", "no such observation in this project"))?;
     Ok(Json(TimelineResponse {
@@ -311,7 +313,7 @@ pub async fn get_observations(
         return Err(invalid("`ids` names no observation"));
     }
     let project = auth.project(&state, q.project_id.as_deref()).await?;
-    let rows = search::by_ids(&state.pool, project.id, &ids).await?;
+    let rows = search::by_ids(&state.pool, project.id, &ids, auth.viewer()).await?;
     Ok(Json(ObservationsResponse {
         observations: rows.into_iter().map(Into::into).collect(),
     }))

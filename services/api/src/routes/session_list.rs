@@ -116,7 +116,15 @@ pub async fn list_sessions(
         None => None,
     };
     let project = auth.project(&state, q.project_id.as_deref()).await?;
-    let mut rows = session_views::list(&state.pool, project.team_id, project.id, after, limit + 1).await?;
+    let mut rows = session_views::list(
+        &state.pool,
+        project.team_id,
+        project.id,
+        after,
+        limit + 1,
+        auth.viewer(),
+    )
+    .await?;
     let next_cursor = if rows.len() as i64 > limit {
         rows.truncate(limit as usize);
         rows.last().map(cursor_of)
@@ -225,9 +233,15 @@ pub async fn get_session_timeline(
     Path(id): Path<Uuid>,
 ) -> ApiResult<Json<SessionTimeline>> {
     auth.require(Scope::Read)?;
-    let session = session_views::one(&state.pool, auth.team_id, auth.project_filter(), id)
-        .await?
-        .ok_or_else(|| ApiError::not_found("session_not_found", "no such session"))?;
+    let session = session_views::one(
+        &state.pool,
+        auth.team_id,
+        auth.project_filter(),
+        id,
+        auth.viewer(),
+    )
+    .await?
+    .ok_or_else(|| ApiError::not_found("session_not_found", "no such session"))?;
     let (pool, project_id) = (&state.pool, session.project_id);
     let mut turns = session_views::turns(pool, id).await?;
     let turns_truncated = turns.len() as i64 > MAX_TURNS;

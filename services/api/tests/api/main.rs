@@ -28,6 +28,7 @@ mod memory_changes;
 mod plans;
 mod poisoning;
 mod privacy;
+mod private_first;
 mod privileges;
 mod project_rules;
 mod redis_down;

@@ -5,6 +5,8 @@
 //! place. The older one becomes `merged` with `replaced_by` set to the
 //! newer, which cites it in `metadata.merged_from`; nothing is deleted.
 //! Observations without files are never merged: a title alone is too thin.
+//! Nor is a memory merged into one fewer people see (a private one, in a
+//! `private-first` project): the team would lose it.
 //!
 //! Each pass reads only observations not compared yet (`consolidated_at`
 //! NULL, migration 0017), oldest first, and marks them compared. An older
@@ -31,7 +33,7 @@ pub struct Once {
 /// The statement: `$1` batch, `$2` actor, `$3` title overlap, `$4` cosine.
 pub const CONSOLIDATE_SQL: &str = "
 WITH fresh AS (
-    SELECT o.id, o.project_id, o.kind, o.title, o.state, o.created_at,
+    SELECT o.id, o.project_id, o.kind, o.title, o.state, o.created_at, o.visibility, o.member_id,
            ARRAY(SELECT DISTINCT f FROM unnest(o.files_read || o.files_modified) f ORDER BY f) AS files
     FROM observations o
     WHERE o.consolidated_at IS NULL
@@ -48,6 +50,8 @@ WITH fresh AS (
     LEFT JOIN observation_embeddings oe ON oe.observation_id = old.id AND oe.model = ne.model
     WHERE new.state IN ('live', 'stale') AND cardinality(new.files) > 0
       AND old.state IN ('live', 'stale')
+      -- never hidden behind a memory fewer people see (a private-first project)
+      AND (new.visibility = 'team' OR (old.visibility = 'private' AND old.member_id = new.member_id))
       AND ARRAY(SELECT DISTINCT f FROM unnest(old.files_read || old.files_modified) f ORDER BY f) = new.files
       AND title_overlap(old.title, new.title) >= $3
       AND (oe.embedding IS NULL OR vector_cosine(oe.embedding, ne.embedding) >= $4)

@@ -160,6 +160,18 @@ pub struct ProjectSettingsInput {
     #[serde(default, deserialize_with = "super::present")]
     #[schema(value_type = Option<i64>, minimum = 1)]
     pub llm_daily_token_budget: Option<Option<i64>>,
+    /// `team` (every memory visible to the team, the default) or
+    /// `private-first`: a memory reaches its author's agents at once and the
+    /// rest of the team once promoted; raw prompts and events are the
+    /// author's and admins' only.
+    pub memory_visibility: Option<String>,
+    /// In a private-first project, observation kinds promoted at once (`decision`, …).
+    pub promote_kinds: Option<Vec<String>>,
+    /// In a private-first project, promote a private memory nobody rejected
+    /// after this many days (1..=365); `null` removes the rule.
+    #[serde(default, deserialize_with = "super::present")]
+    #[schema(value_type = Option<i32>, minimum = 1, maximum = 365)]
+    pub promote_after_days: Option<Option<i32>>,
 }
 
 /// Set a project's memory settings (admin; audited).
@@ -187,6 +199,26 @@ pub async fn update_project(
     }
     super::check_budget(body.llm_daily_token_budget)?;
     if body
+        .memory_visibility
+        .as_deref()
+        .is_some_and(|v| !matches!(v, "team" | "private-first"))
+    {
+        return Err(ApiError::unprocessable(
+            "invalid_field",
+            "`memoryVisibility` is `team` or `private-first`",
+        ));
+    }
+    if body
+        .promote_after_days
+        .flatten()
+        .is_some_and(|d| !(1..=365).contains(&d))
+    {
+        return Err(ApiError::unprocessable(
+            "invalid_field",
+            "`promoteAfterDays` is 1..=365 or null",
+        ));
+    }
+    if body
         .retention_days
         .flatten()
         .is_some_and(|d| !(1..=36_500).contains(&d))
@@ -202,6 +234,9 @@ pub async fn update_project(
         prompt_context_budget_tokens: body.prompt_context_budget_tokens,
         file_memories: body.file_memories,
         retention_days: body.retention_days,
+        memory_visibility: body.memory_visibility.clone(),
+        promote_kinds: body.promote_kinds.clone(),
+        promote_after_days: body.promote_after_days,
     };
     let mut tx = state.pool.begin().await?;
     let updated = projects::update_memory_settings(&mut *tx, project.team_id, project.id, settings)
@@ -229,6 +264,9 @@ pub async fn update_project(
             "fileMemories": updated.file_memories,
             "retentionDays": updated.retention_days,
             "llmDailyTokenBudget": llm_budget,
+            "memoryVisibility": updated.memory_visibility,
+            "promoteKinds": updated.promote_kinds,
+            "promoteAfterDays": updated.promote_after_days,
         }),
     )
     .await?;
