@@ -10,7 +10,7 @@ use rmcp::{
     model::{CallToolRequestParams, ClientConfig},
     transport::{StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig},
 };
-use serde_json::{Value, json};
+use serde_json::json;
 use uuid::Uuid;
 
 use crate::helpers::{TestApp, cc, spawn_app};
