@@ -64,21 +64,21 @@ EXPLAIN (ANALYZE, BUFFERS) EXECUTE context_matching(:'project_a', :'prompt_or', 
 
 -- GET /v1/search?projectId&query&limit=20: no filters, summaries included, 21 rows fetched.
 \echo '== search 1 word, most matches:' :q1_max
-EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q1_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0, NULL);
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q1_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0, NULL, NULL, NULL, false);
 \echo '== search 1 word, median matches:' :q1_median
-EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q1_median', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0, NULL);
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q1_median', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0, NULL, NULL, NULL, false);
 \echo '== search 2 words, most matches:' :q2_max
-EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q2_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0, NULL);
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q2_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0, NULL, NULL, NULL, false);
 \echo '== search 4 words, most matches:' :q4_max
-EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q4_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0, NULL);
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q4_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0, NULL, NULL, NULL, false);
 \echo '== search 1 word on the ~18k project:' :q1_max
-EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_small', NULL, :'q1_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0, NULL);
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_small', NULL, :'q1_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0, NULL, NULL, NULL, false);
 -- The 6th execution of the statement on this connection: from here Postgres
 -- may switch to a generic plan (one plan for every word, costed without the
 -- word), as it may on each API pool connection where sqlx keeps the
 -- statement prepared. The most frequent word shows what that costs.
 \echo '== search 1 word, most matches, 6th execution (plan cache):' :q1_max
-EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q1_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0, NULL);
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_hits(:'project_a', NULL, :'q1_max', '{}', '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, true, 21, 0, NULL, NULL, NULL, false);
 
 -- The page's rows, by id (store/observations.rs by_ids; search/sql.rs summaries_by_ids).
 PREPARE load_observations(uuid, uuid[]) AS

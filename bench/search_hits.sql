@@ -1,8 +1,8 @@
--- Written by `CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-api --lib bench_copies`
--- from services/api/src/search/sql.rs: a search for words, no filter, summaries
+-- Written by `CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-core --lib bench_copies`
+-- from crates/core/src/store/search.rs: a search for words, no filter, summaries
 -- included, with the parameter types sqlx binds. Do not edit.
 PREPARE search_hits(uuid, timestamptz, text, text[], text[], text, text, uuid, text, text,
-                    timestamptz, timestamptz, boolean, int8, int8, text) AS
+                    timestamptz, timestamptz, boolean, int8, int8, text, uuid, uuid, boolean) AS
 SELECT source, id, score, coalesce($2::timestamptz, now()) AS as_of FROM (
              (SELECT 'observation'::text AS source, o.id, o.created_at, CASE WHEN $3::text IS NULL THEN 0::float8 ELSE
              ts_rank_cd('{0.1, 0.2, 0.4, 1}'::float4[], o.search, websearch_to_tsquery('english', $3::text))::float8
@@ -11,7 +11,8 @@ SELECT source, id, score, coalesce($2::timestamptz, now()) AS as_of FROM (
          END * (CASE o.state WHEN 'stale' THEN 0.5::float8 WHEN 'superseded' THEN 0.25::float8 ELSE 1::float8 END) AS score
               FROM ((SELECT c.* FROM (VALUES (0, 1), (1, 2), (2, 4), (4, 8)) r(lo, hi),
                  LATERAL (SELECT o.id, o.created_at, o.search, o.state FROM observations o
-                          WHERE o.project_id::text = $1::text
+                          WHERE (o.visibility = 'team' OR o.member_id = $18::uuid OR $19::bool)
+ AND o.project_id::text = $1::text
  AND o.created_at <= coalesce($2::timestamptz, now())
  AND o.search @@ websearch_to_tsquery('english', $3::text)
  AND o.state NOT IN ('merged', 'archived')
@@ -22,7 +23,8 @@ SELECT source, id, score, coalesce($2::timestamptz, now()) AS as_of FROM (
           UNION ALL
           (SELECT c.* FROM (VALUES (0, 1), (1, 2), (2, 4), (4, 8), (8, 16)) r(lo, hi),
                  LATERAL (SELECT o.id, o.created_at, o.search, o.state FROM observations o
-                          WHERE o.project_id::text = $1::text
+                          WHERE (o.visibility = 'team' OR o.member_id = $18::uuid OR $19::bool)
+ AND o.project_id::text = $1::text
  AND o.created_at <= coalesce($2::timestamptz, now())
  AND o.search @@ websearch_to_tsquery('english', $3::text)
  AND o.state NOT IN ('merged', 'archived')
@@ -33,7 +35,8 @@ SELECT source, id, score, coalesce($2::timestamptz, now()) AS as_of FROM (
                           ORDER BY o.created_at DESC) c)
           UNION ALL
           (SELECT o.id, o.created_at, o.search, o.state FROM observations o
-           WHERE o.project_id = $1
+           WHERE (o.visibility = 'team' OR o.member_id = $18::uuid OR $19::bool)
+ AND o.project_id = $1
  AND o.created_at <= coalesce($2::timestamptz, now())
  AND o.search @@ websearch_to_tsquery('english', $3::text)
  AND o.state NOT IN ('merged', 'archived')
@@ -49,7 +52,8 @@ SELECT source, id, score, coalesce($2::timestamptz, now()) AS as_of FROM (
          END AS score
               FROM (WITH su_recent AS MATERIALIZED (
              SELECT su.id, su.created_at, su.search FROM summaries su
-             WHERE su.project_id = $1
+             WHERE (su.visibility = 'team' OR su.member_id = $18::uuid OR $19::bool)
+ AND su.project_id = $1
  AND su.created_at <= coalesce($2::timestamptz, now())
  AND su.search @@ websearch_to_tsquery('english', $3::text)
                AND su.created_at > coalesce($2::timestamptz, now()) - interval '14 days'
@@ -58,7 +62,8 @@ SELECT source, id, score, coalesce($2::timestamptz, now()) AS as_of FROM (
           UNION ALL
           (SELECT su.id, su.created_at, su.search FROM summaries su
            WHERE (SELECT count(*) FROM su_recent) < 200
-             AND su.project_id = $1
+             AND (su.visibility = 'team' OR su.member_id = $18::uuid OR $19::bool)
+ AND su.project_id = $1
  AND su.created_at <= coalesce($2::timestamptz, now())
  AND su.search @@ websearch_to_tsquery('english', $3::text)
            ORDER BY su.created_at DESC LIMIT 200)) su

@@ -1,5 +1,5 @@
--- Written by `CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-api --lib bench_copies`
--- from services/api/src/search/sql.rs, with bench/search_scale.sh's values
+-- Written by `CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-core --lib bench_copies`
+-- from crates/core/src/store/search.rs, with bench/search_scale.sh's values
 -- written in (project A, 21 rows, offset 0, the query as :q). Do not edit.
 SELECT source, id, score, coalesce(NULL::timestamptz, now()) AS as_of FROM (
              (SELECT 'observation'::text AS source, o.id, o.created_at, CASE WHEN :q::text IS NULL THEN 0::float8 ELSE
@@ -9,7 +9,8 @@ SELECT source, id, score, coalesce(NULL::timestamptz, now()) AS as_of FROM (
          END * (CASE o.state WHEN 'stale' THEN 0.5::float8 WHEN 'superseded' THEN 0.25::float8 ELSE 1::float8 END) AS score
               FROM ((SELECT c.* FROM (VALUES (0, 1), (1, 2), (2, 4), (4, 8)) r(lo, hi),
                  LATERAL (SELECT o.id, o.created_at, o.search, o.state FROM observations o
-                          WHERE o.project_id::text = '00000000-0000-4000-8000-000000000000'::text
+                          WHERE (o.visibility = 'team' OR o.member_id = NULL::uuid OR false::bool)
+ AND o.project_id::text = '00000000-0000-4000-8000-000000000000'::text
  AND o.created_at <= coalesce(NULL::timestamptz, now())
  AND o.search @@ websearch_to_tsquery('english', :q::text)
  AND o.state NOT IN ('merged', 'archived')
@@ -20,7 +21,8 @@ SELECT source, id, score, coalesce(NULL::timestamptz, now()) AS as_of FROM (
           UNION ALL
           (SELECT c.* FROM (VALUES (0, 1), (1, 2), (2, 4), (4, 8), (8, 16)) r(lo, hi),
                  LATERAL (SELECT o.id, o.created_at, o.search, o.state FROM observations o
-                          WHERE o.project_id::text = '00000000-0000-4000-8000-000000000000'::text
+                          WHERE (o.visibility = 'team' OR o.member_id = NULL::uuid OR false::bool)
+ AND o.project_id::text = '00000000-0000-4000-8000-000000000000'::text
  AND o.created_at <= coalesce(NULL::timestamptz, now())
  AND o.search @@ websearch_to_tsquery('english', :q::text)
  AND o.state NOT IN ('merged', 'archived')
@@ -31,7 +33,8 @@ SELECT source, id, score, coalesce(NULL::timestamptz, now()) AS as_of FROM (
                           ORDER BY o.created_at DESC) c)
           UNION ALL
           (SELECT o.id, o.created_at, o.search, o.state FROM observations o
-           WHERE o.project_id = '00000000-0000-4000-8000-000000000000'
+           WHERE (o.visibility = 'team' OR o.member_id = NULL::uuid OR false::bool)
+ AND o.project_id = '00000000-0000-4000-8000-000000000000'
  AND o.created_at <= coalesce(NULL::timestamptz, now())
  AND o.search @@ websearch_to_tsquery('english', :q::text)
  AND o.state NOT IN ('merged', 'archived')
@@ -47,7 +50,8 @@ SELECT source, id, score, coalesce(NULL::timestamptz, now()) AS as_of FROM (
          END AS score
               FROM (WITH su_recent AS MATERIALIZED (
              SELECT su.id, su.created_at, su.search FROM summaries su
-             WHERE su.project_id = '00000000-0000-4000-8000-000000000000'
+             WHERE (su.visibility = 'team' OR su.member_id = NULL::uuid OR false::bool)
+ AND su.project_id = '00000000-0000-4000-8000-000000000000'
  AND su.created_at <= coalesce(NULL::timestamptz, now())
  AND su.search @@ websearch_to_tsquery('english', :q::text)
                AND su.created_at > coalesce(NULL::timestamptz, now()) - interval '14 days'
@@ -56,7 +60,8 @@ SELECT source, id, score, coalesce(NULL::timestamptz, now()) AS as_of FROM (
           UNION ALL
           (SELECT su.id, su.created_at, su.search FROM summaries su
            WHERE (SELECT count(*) FROM su_recent) < 200
-             AND su.project_id = '00000000-0000-4000-8000-000000000000'
+             AND (su.visibility = 'team' OR su.member_id = NULL::uuid OR false::bool)
+ AND su.project_id = '00000000-0000-4000-8000-000000000000'
  AND su.created_at <= coalesce(NULL::timestamptz, now())
  AND su.search @@ websearch_to_tsquery('english', :q::text)
            ORDER BY su.created_at DESC LIMIT 200)) su

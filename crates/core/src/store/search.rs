@@ -473,14 +473,17 @@ mod tests {
             },
         );
         let prepared = format!(
-            "-- Written by `CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-api --lib bench_copies`\n\
-             -- from services/api/src/search/sql.rs: a search for words, no filter, summaries\n\
+            "-- Written by `CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-core --lib bench_copies`\n\
+             -- from crates/core/src/store/search.rs: a search for words, no filter, summaries\n\
              -- included, with the parameter types sqlx binds. Do not edit.\n\
              PREPARE search_hits(uuid, timestamptz, text, text[], text[], text, text, uuid, text, text,\n\
-             \x20                   timestamptz, timestamptz, boolean, int8, int8, text) AS\n{statement};\n"
+             \x20                   timestamptz, timestamptz, boolean, int8, int8, text, uuid, uuid, boolean) AS\n{statement};\n"
         );
         // Highest numbers first, so `$1` does not eat the front of `$14`.
         let values = [
+            (19, "false"),
+            (18, "NULL"),
+            (17, "NULL"),
             (16, "NULL"),
             (15, "0"),
             (14, "21"),
@@ -504,8 +507,8 @@ mod tests {
         }
         assert!(!literal.contains('$'), "{literal}");
         let literal = format!(
-            "-- Written by `CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-api --lib bench_copies`\n\
-             -- from services/api/src/search/sql.rs, with bench/search_scale.sh's values\n\
+            "-- Written by `CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-core --lib bench_copies`\n\
+             -- from crates/core/src/store/search.rs, with bench/search_scale.sh's values\n\
              -- written in (project A, 21 rows, offset 0, the query as :q). Do not edit.\n{literal};\n"
         );
         let bench = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench");
@@ -517,8 +520,8 @@ mod tests {
             let committed = std::fs::read_to_string(&path).unwrap_or_default();
             assert!(
                 committed == text,
-                "bench/{file} is not the statement search/sql.rs writes: \
-                 CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-api --lib bench_copies"
+                "bench/{file} is not the statement store/search.rs writes: \
+                 CAIRN_UPDATE_BENCH_SQL=1 cargo test -p cairn-core --lib bench_copies"
             );
         }
     }

@@ -38,6 +38,8 @@ const FILES: &[(&str, &str, &str)] = &[
     asset!("pages/sessions.js", "text/javascript; charset=utf-8"),
     asset!("pages/live.js", "text/javascript; charset=utf-8"),
     asset!("pages/cli_login.js", "text/javascript; charset=utf-8"),
+    asset!("pages/members.js", "text/javascript; charset=utf-8"),
+    asset!("pages/review.js", "text/javascript; charset=utf-8"),
     ("favicon.svg", "image/svg+xml", include_str!("assets/favicon.svg")),
 ];
 

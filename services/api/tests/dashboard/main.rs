@@ -6,6 +6,7 @@ mod admin_flow;
 mod http;
 mod layout;
 mod observations;
+mod people;
 mod read_only;
 mod scale;
 mod settings;

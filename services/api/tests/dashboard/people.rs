@@ -1,0 +1,74 @@
+//! The people pages in a real headless Chromium: a reviewer shares a
+//! member's private memory from the review queue, and offboards a member
+//! (their laptop token refused at once) from the members page.
+
+use cairn_testkit::spawn_app;
+use fantoccini::Locator;
+use serde_json::json;
+
+use crate::support::{browser, sign_in_browser, wait_for, wait_text};
+
+#[tokio::test]
+async fn a_reviewer_shares_a_private_memory_and_offboards_a_member() {
+    let app = spawn_app().await;
+    let (status, res) = app
+        .patch(
+            &format!("/v1/admin/projects/{}", app.project_id),
+            Some(&app.admin_token),
+            &json!({"memoryVisibility": "private-first"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{res}");
+    let (alice_id, alice) = app.member_token("alice@acme.test").await;
+    let memory = uuid::Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO observations (id, team_id, project_id, generation_key, kind, title, member_id, visibility)
+         VALUES ($1, $2, $3, 'test:' || $1, 'decision', 'Pin the registry mirror in CI', $4, 'private')",
+    )
+    .bind(memory)
+    .bind(app.team_id)
+    .bind(app.project_id)
+    .bind(alice_id)
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    let visibility = || async {
+        sqlx::query_scalar::<_, String>("SELECT visibility FROM observations WHERE id = $1")
+            .bind(memory)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap()
+    };
+
+    let browser = browser(1280, 900).await;
+    let c = &browser.client;
+    sign_in_browser(c, &app.base, &app.admin_token).await;
+    c.goto(&format!("{}/#/review", app.base)).await.unwrap();
+    wait_text(c, "#review .review-title", "Pin the registry mirror").await;
+    c.find(Locator::Css(&format!("[data-promote='{memory}']")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(c, "#review", "Nothing waits for review").await;
+    assert_eq!(visibility().await, "team");
+    let promoted = app
+        .count("SELECT count(*) FROM audit_log WHERE action = 'memory.promote'")
+        .await;
+    assert_eq!(promoted, 1);
+
+    c.goto(&format!("{}/#/members", app.base)).await.unwrap();
+    let row = wait_text(c, "#members tr", "alice@acme.test").await;
+    assert!(
+        row.text().await.unwrap().contains("alice@acme.test"),
+        "her laptop is listed"
+    );
+    let offboard = row.find(Locator::Css("button.danger")).await.unwrap();
+    offboard.click().await.unwrap();
+    offboard.click().await.unwrap();
+    wait_text(c, "#members tr", "offboarded").await;
+    let (status, err) = app.get("/v1/whoami", Some(&alice)).await;
+    assert_eq!((status, &err["error"]["code"]), (403, &json!("token_revoked")));
+    wait_for(c, "#members").await;
+}
