@@ -427,3 +427,45 @@ async fn a_shutdown_ends_open_streams_instead_of_waiting_on_them() {
     finished.unwrap().unwrap().unwrap();
     assert!(live.ends_within(Duration::from_secs(1)).await);
 }
+
+/// In a private-first project a memory's notice reaches a member without
+/// its title (it may be another member's private memory), and an admin —
+/// the reviewer — with it.
+#[tokio::test]
+async fn a_private_first_projects_notices_reach_members_without_titles() {
+    let app = spawn_app().await;
+    let (status, _) = app
+        .patch(
+            &format!("/v1/admin/projects/{}", app.project_id),
+            Some(&app.admin_token),
+            &json!({"memoryVisibility": "private-first"}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (_, member) = app.member_token("bob@acme.test").await;
+    let query = format!("?projectId={}", app.project_id);
+    let mut as_member = Stream::open(&app, &query, &member).await.unwrap();
+    let mut as_admin = Stream::open(&app, &query, &app.admin_token).await.unwrap();
+    let id = Uuid::now_v7();
+    let notice = json!({"type": "observation.created", "id": id, "project_id": app.project_id,
+                        "session_id": Uuid::now_v7(), "job_id": Uuid::now_v7(), "title": "her private finding"});
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let (event, data) = loop {
+        publish(app.project_id, &notice).await;
+        if let Some(got) = as_member.next(Duration::from_millis(300)).await {
+            break got;
+        }
+        assert!(Instant::now() < deadline, "the member's notice never arrived");
+    };
+    assert_eq!(event, "observation.created");
+    assert_eq!(data["id"], id.to_string(), "{data}");
+    assert!(
+        data.get("title").is_none() && data.get("session_id").is_none(),
+        "{data}"
+    );
+    let (_, data) = as_admin
+        .next(Duration::from_secs(5))
+        .await
+        .expect("the admin's notice");
+    assert_eq!(data["title"], "her private finding");
+}
