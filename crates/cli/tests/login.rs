@@ -351,16 +351,7 @@ async fn erasing_a_member_leaves_no_trace_of_them_and_others_intact() {
     let bob = laptop(&app, &provider, "u-bob", "bob@acme.test", "Bob Okapison").await;
     a_session(&app, &alice, "s-alice", "ZEBRAQUUX", "src/zebra_alice.rs").await;
     a_session(&app, &bob, "s-bob", "OKAPIWOMBAT", "src/okapi_bob.rs").await;
-    let mut options = cairn_core::client::Options::from_env().unwrap();
-    options.project = Some(cairn_core::tenancy::ProjectRef {
-        team_id: app.team_id,
-        id: app.project_id,
-    });
-    options.embedder = None;
-    let engine = cairn_core::client::Cairn::with_options(app.pool.clone(), options)
-        .await
-        .unwrap();
-    let generated = engine.generate().await.unwrap();
+    let generated = app.generate().await;
     assert!(generated.rows >= 2, "{generated:?}");
     let before = dump(&app.database_url);
     for trace in [

@@ -286,6 +286,23 @@ impl TestApp {
         (member.id, minted.secret)
     }
 
+    /// Generates the bootstrap project's due jobs inline, as the embedded
+    /// engine does (heuristic provider, no embeddings); what it did.
+    pub async fn generate(&self) -> cairn_core::client::Generated {
+        let mut options = cairn_core::client::Options::from_env().unwrap();
+        options.project = Some(cairn_core::tenancy::ProjectRef {
+            team_id: self.team_id,
+            id: self.project_id,
+        });
+        options.embedder = None;
+        cairn_core::client::Cairn::with_options(self.pool.clone(), options)
+            .await
+            .unwrap()
+            .generate()
+            .await
+            .unwrap()
+    }
+
     pub async fn count(&self, sql: &str) -> i64 {
         sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_string()))
             .fetch_one(&self.pool)

@@ -49,16 +49,7 @@ async fn alice_works(app: &TestApp, token: &str) -> (String, Vec<Uuid>) {
         let (status, res) = app.post(&path, Some(token), &body).await;
         assert_eq!(status, 200, "{res}");
     }
-    let mut options = cairn_core::client::Options::from_env().unwrap();
-    options.project = Some(cairn_core::tenancy::ProjectRef {
-        team_id: app.team_id,
-        id: app.project_id,
-    });
-    options.embedder = None;
-    let engine = cairn_core::client::Cairn::with_options(app.pool.clone(), options)
-        .await
-        .unwrap();
-    let done = engine.generate().await.unwrap();
+    let done = app.generate().await;
     assert!(done.rows >= 2, "{done:?}");
     let ids: Vec<Uuid> = sqlx::query_scalar("SELECT id FROM observations ORDER BY created_at")
         .fetch_all(&app.pool)
