@@ -66,6 +66,7 @@ async fn serves_the_remote_tools_over_stdio() {
             "feedback",
             "get_observations",
             "search",
+            "share",
             "timeline"
         ]
     );

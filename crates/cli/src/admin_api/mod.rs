@@ -1,9 +1,10 @@
-//! `cairn projects|tokens|jobs`: the admin API from the command line. A
+//! `cairn projects|tokens|jobs|memories`: the admin API from the command line. A
 //! table for people by default, the API's JSON with `--json`; a refusal
 //! prints the API's error code and message and exits non-zero.
 
 pub mod client;
 pub mod jobs;
+pub mod memories;
 pub mod output;
 pub mod projects;
 pub mod tokens;

@@ -273,6 +273,7 @@ pub async fn timeline(
     before: i64,
     after: i64,
     viewer: crate::tenancy::Viewer,
+    member_id: Option<Uuid>,
 ) -> Result<Option<Timeline>> {
     let before = params::depth("before", Some(before), before)?;
     let after = params::depth("after", Some(after), after)?;
@@ -286,6 +287,7 @@ pub async fn timeline(
                     query: Some(text),
                     filters: Filters {
                         viewer,
+                        member_id,
                         ..Filters::default()
                     },
                     include_summaries: false,
@@ -303,7 +305,15 @@ pub async fn timeline(
             }
         }
     };
-    let items = timeline::around(&state.pool, project_id, anchor, before, after, viewer).await?;
+    let items = timeline::around(
+        &state.pool,
+        project_id,
+        anchor,
+        (before, after),
+        viewer,
+        member_id,
+    )
+    .await?;
     if !items.iter().any(|r| r.id == anchor) {
         return Ok(None);
     }

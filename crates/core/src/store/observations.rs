@@ -53,13 +53,17 @@ pub struct NewMemory<'a> {
     pub metadata: &'a serde_json::Value,
 }
 
-/// A memory written by hand: an observation of origin `manual`.
+/// A memory written by hand: an observation of origin `manual`, its author
+/// the writing token's member (none for a service token). The team's, even
+/// in a private-first project (migration 0028): writing one is sharing it.
+#[tracing::instrument(skip(db, m), fields(project_id = %m.project.id), err)]
 pub async fn insert_manual(db: impl PgExecutor<'_>, m: NewMemory<'_>) -> sqlx::Result<ObservationRow> {
     let id = Uuid::now_v7();
     sqlx::query_as(concat!(
         "INSERT INTO observations (id, team_id, project_id, session_id, generation_key, origin, kind, title,
-             narrative, content, metadata, provider, author_token_id)
-         VALUES ($1, $2, $3, $4, 'manual:' || $1, 'manual', $5, $6, $7, $7, $8, 'manual', $9)
+             narrative, content, metadata, provider, author_token_id, member_id)
+         VALUES ($1, $2, $3, $4, 'manual:' || $1, 'manual', $5, $6, $7, $7, $8, 'manual', $9,
+                 (SELECT member_id FROM api_tokens WHERE id = $9))
          RETURNING ",
         columns!()
     ))

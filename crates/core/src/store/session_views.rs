@@ -27,10 +27,12 @@ pub struct SessionSummaryRow {
     pub observations: i64,
     /// `sweeper` when the generator's sweeper ended it (no activity).
     pub ended_by: Option<String>,
+    /// The member whose token opened it; none for a service token's.
+    pub member_id: Option<Uuid>,
 }
 
 const SESSION_COLUMNS: &str = "
-    SELECT s.id, s.project_id, s.agent, s.external_session_id, s.cwd, s.started_at, s.ended_at,
+    SELECT s.id, s.project_id, s.agent, s.external_session_id, s.cwd, s.started_at, s.ended_at, s.member_id,
            s.metadata ->> 'ended_by' AS ended_by,
            e.last_event_at, s.prompt_counter AS turns, e.events, o.observations
     FROM sessions s
@@ -46,12 +48,14 @@ pub struct After {
     pub id: Uuid,
 }
 
-/// A project's sessions, newest started first, `limit` after `after`.
+/// A project's sessions, newest started first, `limit` after `after`; one
+/// member's only when `member_id` is given.
 #[tracing::instrument(skip(pool), err)]
 pub async fn list(
     pool: &PgPool,
     team_id: Uuid,
     project_id: Uuid,
+    member_id: Option<Uuid>,
     after: Option<After>,
     limit: i64,
     viewer: Viewer,
@@ -59,6 +63,7 @@ pub async fn list(
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "{SESSION_COLUMNS}
          WHERE s.team_id = $1 AND s.project_id = $2 AND {}
+           AND ($8::uuid IS NULL OR s.member_id = $8)
            AND ($3::timestamptz IS NULL OR (s.started_at, s.id) < ($3, $4))
          ORDER BY s.started_at DESC, s.id DESC
          LIMIT $5",
@@ -71,6 +76,7 @@ pub async fn list(
     .bind(limit)
     .bind(viewer.member_id)
     .bind(viewer.sees_all)
+    .bind(member_id)
     .fetch_all(pool)
     .await
 }

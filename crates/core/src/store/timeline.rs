@@ -17,17 +17,27 @@ const COLUMNS: &str = "o.id, o.team_id, o.project_id, o.session_id, o.origin, o.
     o.facts, o.narrative, o.concepts, o.files_read, o.files_modified, o.content, o.metadata, o.provider,
     o.model, o.prompt_number, o.created_at, o.updated_at";
 
-/// The anchor and its neighbours, oldest first; empty when the project has no such observation.
+/// The anchor and its neighbours, oldest first; empty when the project has
+/// no such observation. With `member_id`, the neighbours are that member's
+/// (the condition is left out otherwise, so each plan fits its index).
 #[tracing::instrument(skip(pool), err)]
 pub async fn around(
     pool: &PgPool,
     project_id: Uuid,
     anchor: Uuid,
-    before: i64,
-    after: i64,
+    (before, after): (i64, i64),
     viewer: Viewer,
+    member_id: Option<Uuid>,
 ) -> sqlx::Result<Vec<ObservationRow>> {
-    let visible = Viewer::condition("o", 6, 7);
+    let visible = format!(
+        "{}{}",
+        Viewer::condition("o", 6, 7),
+        if member_id.is_some() {
+            " AND o.member_id = $8"
+        } else {
+            ""
+        }
+    );
     let at: Option<DateTime<Utc>> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
         "SELECT created_at FROM observations o WHERE project_id = $1 AND id = $2 AND {}",
         Viewer::condition("o", 3, 4)
@@ -53,16 +63,18 @@ pub async fn around(
           WHERE o.project_id = $1 AND o.created_at >= $3 AND (o.created_at > $3 OR o.id > $2) AND {visible}
           ORDER BY o.created_at ASC, o.id ASC LIMIT $5)"
     );
-    let mut rows: Vec<ObservationRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+    let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql))
         .bind(project_id)
         .bind(anchor)
         .bind(at)
         .bind(before)
         .bind(after)
         .bind(viewer.member_id)
-        .bind(viewer.sees_all)
-        .fetch_all(pool)
-        .await?;
+        .bind(viewer.sees_all);
+    if let Some(member) = member_id {
+        query = query.bind(member);
+    }
+    let mut rows: Vec<ObservationRow> = query.fetch_all(pool).await?;
     rows.sort_by_key(|r| (r.created_at, r.id));
     Ok(rows)
 }

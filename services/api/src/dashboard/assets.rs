@@ -28,6 +28,7 @@ const FILES: &[(&str, &str, &str)] = &[
     asset!("dom.js", "text/javascript; charset=utf-8"),
     asset!("chart.js", "text/javascript; charset=utf-8"),
     asset!("project.js", "text/javascript; charset=utf-8"),
+    asset!("person.js", "text/javascript; charset=utf-8"),
     asset!("pages/signin.js", "text/javascript; charset=utf-8"),
     asset!("pages/teams.js", "text/javascript; charset=utf-8"),
     asset!("pages/projects.js", "text/javascript; charset=utf-8"),

@@ -40,6 +40,8 @@ pub struct SessionView {
     team_slug: String,
     team_name: String,
     project_id: Option<Uuid>,
+    /// The signed-in member; none for a service token's session.
+    member_id: Option<Uuid>,
     scopes: Vec<String>,
     /// When the session ends (epoch milliseconds).
     session_expires_at_epoch: i64,
@@ -148,6 +150,7 @@ async fn view(
         team_slug,
         team_name,
         project_id: auth.project_id,
+        member_id: auth.member_id,
         scopes: auth.scopes.iter().map(|s| s.as_str().to_string()).collect(),
         session_expires_at_epoch: claims.exp * 1000,
         csrf: SessionKeys::derive(&state.signer).csrf(claims),

@@ -56,7 +56,7 @@ pub async fn list_memory_changes(
         return Err(ApiError::unprocessable("invalid_field", "`limit` is 1..=500"));
     }
     let project = auth.project(&state, Some(&project_id)).await?;
-    let changes = changes::list(&state.pool, project.id, q.observation, limit).await?;
+    let changes = changes::list(&state.pool, project.id, q.observation, limit, auth.viewer()).await?;
     Ok(Json(MemoryChanges {
         project_id: project.id,
         changes,

@@ -245,6 +245,8 @@ pub struct TimelineQuery {
     pub before: Option<i64>,
     /// Newer observations to show, 0..=50 (default 5).
     pub after: Option<i64>,
+    /// One member's observations only (around the anchor, and a `query`'s best hit).
+    pub member_id: Option<Uuid>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -277,9 +279,17 @@ pub async fn get_timeline(
         _ => return Err(invalid("send one of `anchor` (an observation id) or `query`")),
     };
     let project = auth.project(&state, q.project_id.as_deref()).await?;
-    let timeline = search::timeline(&state, project.id, anchor, before, after, auth.viewer())
-        .await?
-        .ok_or_else(|| ApiError::not_found("observation_not_found", "no such observation in this project"))?;
+    let timeline = search::timeline(
+        &state,
+        project.id,
+        anchor,
+        before,
+        after,
+        auth.viewer(),
+        q.member_id,
+    )
+    .await?
+    .ok_or_else(|| ApiError::not_found("observation_not_found", "no such observation in this project"))?;
     Ok(Json(TimelineResponse {
         anchor: timeline.anchor,
         observations: timeline.items.into_iter().map(Into::into).collect(),

@@ -29,6 +29,8 @@ pub struct ListSessionsQuery {
     pub limit: Option<i64>,
     /// `nextCursor` of the previous page.
     pub cursor: Option<String>,
+    /// One member's sessions only (a member id, as `/v1/admin/members` and `whoami` give it).
+    pub member_id: Option<Uuid>,
 }
 
 /// A session and its counts.
@@ -50,6 +52,8 @@ pub struct SessionListItem {
     /// `sweeper` when the session was ended after no activity (an unclean
     /// exit: the agent never sent SessionEnd); null otherwise.
     pub ended_by: Option<String>,
+    /// The member whose token opened it; null for a service token's.
+    pub member_id: Option<Uuid>,
 }
 
 impl From<SessionSummaryRow> for SessionListItem {
@@ -66,6 +70,7 @@ impl From<SessionSummaryRow> for SessionListItem {
             events: r.events,
             observations: r.observations,
             ended_by: r.ended_by,
+            member_id: r.member_id,
         }
     }
 }
@@ -120,6 +125,7 @@ pub async fn list_sessions(
         &state.pool,
         project.team_id,
         project.id,
+        q.member_id,
         after,
         limit + 1,
         auth.viewer(),

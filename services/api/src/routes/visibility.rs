@@ -64,14 +64,36 @@ fn whose(auth: &Auth) -> Result<Whose, ApiError> {
     })
 }
 
-async fn change(
-    state: &AppState,
-    auth: &Auth,
-    id: Uuid,
-    (from, to): (&str, &str),
-    action: &str,
-) -> ApiResult<Json<SharedResponse>> {
+/// Which way a memory moves between its author and the team.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Share {
+    /// private → team.
+    Promote,
+    /// team → private: the promotion taken back.
+    Unpromote,
+}
+
+impl Share {
+    fn states(self) -> (&'static str, &'static str) {
+        match self {
+            Self::Promote => ("private", "team"),
+            Self::Unpromote => ("team", "private"),
+        }
+    }
+
+    fn action(self) -> &'static str {
+        match self {
+            Self::Promote => "memory.promote",
+            Self::Unpromote => "memory.unpromote",
+        }
+    }
+}
+
+/// Moves one memory (its author's own, or any for an admin) and audits it;
+/// the routes, the CLI (through them) and the MCP `share` tool call this.
+pub async fn share(state: &AppState, auth: &Auth, id: Uuid, way: Share) -> Result<Shared, ApiError> {
     let whose = whose(auth)?;
+    let (from, to) = way.states();
     let scope = visibility::Scope {
         team_id: auth.team_id,
         project_id: auth.project_filter(),
@@ -88,11 +110,9 @@ async fn change(
                 ),
             )
         })?;
-    audit(&mut tx, auth, &memory, action).await?;
+    audit(&mut tx, auth, &memory, way.action()).await?;
     tx.commit().await?;
-    Ok(Json(SharedResponse {
-        memory: memory.into(),
-    }))
+    Ok(memory)
 }
 
 async fn audit(tx: &mut sqlx::PgConnection, auth: &Auth, memory: &Shared, action: &str) -> sqlx::Result<()> {
@@ -120,7 +140,10 @@ pub async fn promote(
     auth: Auth,
     Path(id): Path<Uuid>,
 ) -> ApiResult<Json<SharedResponse>> {
-    change(&state, &auth, id, ("private", "team"), "memory.promote").await
+    let memory = share(&state, &auth, id, Share::Promote).await?;
+    Ok(Json(SharedResponse {
+        memory: memory.into(),
+    }))
 }
 
 /// Take a promotion back: the memory is its author's again.
@@ -132,7 +155,10 @@ pub async fn unpromote(
     auth: Auth,
     Path(id): Path<Uuid>,
 ) -> ApiResult<Json<SharedResponse>> {
-    change(&state, &auth, id, ("team", "private"), "memory.unpromote").await
+    let memory = share(&state, &auth, id, Share::Unpromote).await?;
+    Ok(Json(SharedResponse {
+        memory: memory.into(),
+    }))
 }
 
 /// Reject a memory in review (admin): it stays private, and the project's

@@ -6,6 +6,7 @@ mod agents;
 mod ask;
 mod bounded_waits;
 mod budgets;
+mod by_person;
 mod checkout;
 mod claude_code;
 mod claude_mem;

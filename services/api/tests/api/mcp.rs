@@ -1,5 +1,5 @@
 //! The remote MCP endpoint `/v1/mcp`: an rmcp client over streamable HTTP
-//! lists the five tools and calls each; auth is the API's (401, 403), project
+//! lists the tools and calls each; auth is the API's (401, 403), project
 //! tokens stay in their project, bad arguments come back as tool errors, and
 //! any request stands alone (no session), so any replica answers it.
 
@@ -55,7 +55,7 @@ async fn reader(app: &TestApp) -> String {
 }
 
 #[tokio::test]
-async fn lists_the_five_tools_and_calls_each() {
+async fn lists_the_tools_and_calls_each() {
     let app = spawn_app().await;
     let project = app.project_id.to_string();
     let ingest = app.ingest_token.clone();
@@ -101,6 +101,7 @@ async fn lists_the_five_tools_and_calls_each() {
             "feedback",
             "get_observations",
             "search",
+            "share",
             "timeline"
         ]
     );
@@ -117,6 +118,9 @@ async fn lists_the_five_tools_and_calls_each() {
     assert!(!error && marked.contains("helpful 1"), "{marked}");
     let (refused, error) = text(&call(&client, "feedback", json!({"id": second, "verdict": "great"})).await);
     assert!(error && refused.contains("verdict"), "{refused}");
+    // `share` needs a member's token (this one is a service token) or an admin's.
+    let (answer, error) = text(&call(&client, "share", json!({"id": second})).await);
+    assert!(error && answer.contains("member_required"), "{answer}");
 
     let (listed, error) = text(&call(&client, "search", json!({"orderBy": "newest", "limit": 2})).await);
     assert!(!error, "{listed}");
@@ -389,7 +393,7 @@ async fn each_request_stands_alone_on_any_replica() {
     .await;
     assert_eq!(
         tools["result"]["tools"].as_array().map(Vec::len),
-        Some(6),
+        Some(7),
         "{tools}"
     );
     let called = rpc(

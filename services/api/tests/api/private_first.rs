@@ -63,31 +63,21 @@ async fn alice_works(app: &TestApp, token: &str) -> (String, Vec<Uuid>) {
     (session, ids)
 }
 
-async fn mcp_search(app: &TestApp, token: &str) -> String {
+/// Calls MCP `tools` in turn as `token`: the text of each answer, and
+/// whether any was a tool error.
+async fn mcp(app: &TestApp, token: &str, calls: &[(&str, serde_json::Value)]) -> (String, bool) {
     let config =
         StreamableHttpClientTransportConfig::with_uri(format!("{}/v1/mcp", app.base)).auth_header(token);
     let client = ClientConfig::default()
         .serve(StreamableHttpClientTransport::from_config(config))
         .await
         .expect("MCP initialize");
-    let mut text = String::new();
-    for (tool, args) in [
-        (
-            "search",
-            json!({"query": SECRET_WORD, "project": app.project_id.to_string()}),
-        ),
-        (
-            "context",
-            json!({"query": SECRET_WORD, "project": app.project_id.to_string()}),
-        ),
-        (
-            "ask",
-            json!({"question": format!("why did {SECRET_WORD} fail"), "project": app.project_id.to_string()}),
-        ),
-    ] {
+    let (mut text, mut error) = (String::new(), false);
+    for (tool, args) in calls {
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = args.as_object().cloned();
         let result = client.call_tool(params).await.expect("tools/call");
+        error |= result.is_error == Some(true);
         for c in &result.content {
             if let Some(t) = c.as_text() {
                 text.push_str(&t.text);
@@ -95,7 +85,20 @@ async fn mcp_search(app: &TestApp, token: &str) -> String {
         }
     }
     client.cancel().await.ok();
-    text
+    (text, error)
+}
+
+async fn mcp_search(app: &TestApp, token: &str) -> String {
+    let project = app.project_id.to_string();
+    let calls = [
+        ("search", json!({"query": SECRET_WORD, "project": project})),
+        ("context", json!({"query": SECRET_WORD, "project": project})),
+        (
+            "ask",
+            json!({"question": format!("why did {SECRET_WORD} fail"), "project": project}),
+        ),
+    ];
+    mcp(app, token, &calls).await.0
 }
 
 /// Everything `token` can read of the project, by every route, as one text.
@@ -233,7 +236,8 @@ async fn a_members_memory_is_theirs_until_promoted_on_every_read_route() {
         .await;
     assert_eq!(queue["memories"].as_array().unwrap().len(), ids.len(), "{queue}");
 
-    // Bob cannot promote her memory; she can.
+    // Bob cannot promote her memory (over HTTP or MCP); she can, from her
+    // agent (MCP `share`) or her laptop's token.
     let (status, _) = app
         .post(
             &format!("/v1/memories/{}/promote", ids[0]),
@@ -242,7 +246,12 @@ async fn a_members_memory_is_theirs_until_promoted_on_every_read_route() {
         )
         .await;
     assert_eq!(status, 404);
-    for id in &ids {
+    let share = [("share", json!({"id": ids[0].to_string()}))];
+    let (answer, error) = mcp(&app, &bob, &share).await;
+    assert!(error && answer.contains("memory_not_found"), "{answer}");
+    let (answer, error) = mcp(&app, &alice, &share).await;
+    assert!(!error && answer.starts_with("Shared with the team"), "{answer}");
+    for id in &ids[1..] {
         let (status, res) = app
             .post(&format!("/v1/memories/{id}/promote"), Some(&alice), &json!({}))
             .await;
@@ -383,4 +392,52 @@ async fn the_projects_rule_promotes_unopposed_memories_and_never_a_rejected_one(
         json!([]),
         "a rejected memory leaves the queue: {queue}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_memory_written_by_hand_is_the_teams_and_names_its_author() {
+    let app = spawn_app().await;
+    private_first(&app).await;
+    let (alice_id, alice) = app.member_token("alice@acme.test").await;
+    let (_, bob) = app.member_token("bob@acme.test").await;
+    // With a session of hers too: the session's member would make a
+    // generated memory private; a written one is shared by writing it.
+    let (status, res) = app
+        .post(
+            &format!("/v1/hooks/claude-code?project={}", app.project_id),
+            Some(&alice),
+            &cc("s-alice-notes", "SessionStart", json!({"source": "startup"})),
+        )
+        .await;
+    assert_eq!(status, 200, "{res}");
+    let session: Uuid =
+        sqlx::query_scalar("SELECT id FROM sessions WHERE external_session_id = 's-alice-notes'")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    let (status, res) = app
+        .post(
+            "/v1/memories",
+            Some(&alice),
+            &json!({"projectId": app.project_id, "content": format!("{SECRET_WORD}: pin the mirror"),
+                    "serverSessionId": session}),
+        )
+        .await;
+    assert_eq!(status, 201, "{res}");
+    let (member, visibility): (Option<Uuid>, String) =
+        sqlx::query_as("SELECT member_id, visibility FROM observations WHERE origin = 'manual'")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    assert_eq!((member, visibility.as_str()), (Some(alice_id), "team"));
+    let (_, found) = app
+        .get(
+            &format!(
+                "/v1/search?projectId={}&query={SECRET_WORD}&mode=fulltext&memberId={alice_id}",
+                app.project_id
+            ),
+            Some(&bob),
+        )
+        .await;
+    assert!(found.to_string().contains("pin the mirror"), "{found}");
 }

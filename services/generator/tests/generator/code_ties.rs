@@ -173,6 +173,67 @@ async fn a_rewritten_file_makes_its_old_memories_stale_or_superseded_and_no_othe
     );
 }
 
+#[tokio::test]
+async fn a_members_private_edit_stales_the_teams_memory_but_never_supersedes_it() {
+    let app = spawn_app().await;
+    let (status, res) = app
+        .patch(
+            &format!("/v1/admin/projects/{}", app.project_id),
+            Some(&app.admin_token),
+            &json!({"memoryVisibility": "private-first"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{res}");
+    let team = remember(
+        &app,
+        app.project_id,
+        "change",
+        "parser takes a slice",
+        &[],
+        &["src/parser.rs"],
+    )
+    .await;
+    let (_, alice) = app.member_token("alice@acme.test").await;
+    let path = format!("/v1/hooks/claude-code?project={}", app.project_id);
+    for body in [
+        cc(
+            "s-alice",
+            "UserPromptSubmit",
+            json!({ "prompt": "rewrite the parser" }),
+        ),
+        cc(
+            "s-alice",
+            "PostToolUse",
+            json!({ "tool_name": "Edit", "tool_use_id": Uuid::new_v4().to_string(),
+                    "tool_input": { "file_path": "/home/dev/app/src/parser.rs",
+                                    "old_string": "fn parse(input: &[u8])", "new_string": "fn parse(input: &str)" },
+                    "tool_response": { "ok": true } }),
+        ),
+        cc(
+            "s-alice",
+            "Stop",
+            json!({ "last_assistant_message": "Rewrote the parser to take &str." }),
+        ),
+    ] {
+        let (status, res) = app.post(&path, Some(&alice), &body).await;
+        assert_eq!(status, 200, "{res}");
+    }
+    app.generate().await;
+    let (kind, visibility): (String, String) =
+        sqlx::query_as("SELECT kind, visibility FROM observations WHERE job_id IS NOT NULL LIMIT 1")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        (kind.as_str(), visibility.as_str()),
+        ("change", "private"),
+        "her edit is a change of the same kind, hers alone"
+    );
+    // The code did change: the team's memory is stale, and names no
+    // replacement the rest of the team cannot read.
+    assert_eq!(state(&app, team).await, ("stale".into(), None));
+}
+
 /// A hook call with the file's hash, as `cairn hook` sends it after a tool ran.
 async fn hook_with_hash(app: &TestApp, body: serde_json::Value, hash: &str) {
     let (status, res) = app.hook_with_hash(body, hash).await;

@@ -78,9 +78,9 @@ const WRITES_BEFORE: &str = "
         FROM moved m, jsonb_to_recordset($10) AS o(id uuid, generation_key text, kind text, title text,
             subtitle text, facts text[], narrative text, concepts text[], files_read text[],
             files_modified text[], metadata jsonb, provider text, model text, lines jsonb)
-        RETURNING id, project_id, session_id, kind, files_modified, file_refs
+        RETURNING id, project_id, session_id, kind, files_modified, file_refs, visibility, member_id
     ), changed_files AS MATERIALIZED (
-        SELECT w.id, w.project_id, w.kind,
+        SELECT w.id, w.project_id, w.kind, w.visibility, w.member_id,
             (SELECT jsonb_object_agg(r ->> 'path', r -> 'hash') FROM jsonb_array_elements(w.file_refs) r
              WHERE r ? 'hash') AS fresh,
             w.files_modified || ARRAY(

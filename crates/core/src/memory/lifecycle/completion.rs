@@ -6,13 +6,18 @@
 //! those files whose lines no edit touched stays live, tied to the new
 //! version (`file_refs_after_edits`, migration 0020); any other becomes
 //! `superseded` by the new observation (same kind, and it modified the file
-//! too) or `stale`, with its `memory_changes` row. A memory another
-//! completion is re-marking is skipped (`SKIP LOCKED`): that one marks it.
+//! too) or `stale`, with its `memory_changes` row. Only a memory at least
+//! as widely seen supersedes: a member's private observation (private-first)
+//! makes the team's memory `stale`, never `superseded` by a memory the team
+//! cannot read. A memory another completion is re-marking is skipped
+//! (`SKIP LOCKED`): that one marks it.
 
 /// Begins with `, code_locked AS (`: it follows the completion's CTEs.
 pub const REMARK_ON_COMPLETION: &str = "
     ), code_locked AS (
-        SELECT o.id, c.id AS new_id, c.kind AS new_kind, c.paths,
+        SELECT o.id, c.id AS new_id, c.paths,
+            o.kind = c.kind AND o.files_modified && c.paths
+              AND (c.visibility = 'team' OR (o.visibility = 'private' AND o.member_id = c.member_id)) AS replaced,
             file_refs_after_edits(o.file_refs, o.files_read || o.files_modified, c.paths, $14, c.fresh) AS retied
         FROM observations o, changed_files c
         WHERE o.project_id = c.project_id AND o.state = 'live' AND o.kind <> 'plan'
@@ -24,8 +29,8 @@ pub const REMARK_ON_COMPLETION: &str = "
         WHERE o.id = c.id AND o.state = 'live' AND c.retied IS NOT NULL
     ), code_changed AS (
         UPDATE observations o SET
-            state = CASE WHEN o.kind = c.new_kind AND o.files_modified && c.paths THEN 'superseded' ELSE 'stale' END,
-            replaced_by = CASE WHEN o.kind = c.new_kind AND o.files_modified && c.paths THEN c.new_id END,
+            state = CASE WHEN c.replaced THEN 'superseded' ELSE 'stale' END,
+            replaced_by = CASE WHEN c.replaced THEN c.new_id END,
             state_changed_at = now(), updated_at = now()
         FROM code_locked c
         WHERE o.id = c.id AND o.state = 'live' AND c.retied IS NULL

@@ -5,6 +5,7 @@ import { ApiError, del, get, patch } from '../api.js';
 
 const KINDS = ['bugfix', 'feature', 'refactor', 'change', 'discovery', 'decision', 'security_alert', 'security_note', 'note'];
 import { busy, confirmButton, field, form, h, mount, notice, time } from '../dom.js';
+import { personSelect } from '../person.js';
 import { currentProject, projectPicker } from '../project.js';
 
 function title(o) {
@@ -16,8 +17,10 @@ export async function render(ctx) {
   if (ctx.rest[0]) return renderOne(ctx, ctx.rest[0]);
   const { main } = ctx;
   const results = h('section', { id: 'results', 'aria-live': 'polite' });
+  const person = await personSelect(ctx);
   const filters = h('details', {}, h('summary', {}, 'Filters'),
     h('div', { class: 'grid' },
+      person,
       field('Type', h('input', { name: 'type', placeholder: 'decision,bugfix' })),
       field('Concept', h('input', { name: 'concept' })),
       field('File', h('input', { name: 'file', placeholder: 'src/main.rs' })),

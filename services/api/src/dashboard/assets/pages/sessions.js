@@ -3,6 +3,7 @@
 
 import { get } from '../api.js';
 import { busy, h, mount, notice, table, time } from '../dom.js';
+import { personSelect } from '../person.js';
 import { projectPicker } from '../project.js';
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -43,11 +44,13 @@ export async function render(ctx) {
   if (ctx.rest[0]) return renderOne(ctx, ctx.rest[0]);
   const { main } = ctx;
   const list = h('section', { id: 'sessions', 'aria-live': 'polite' });
+  let shown = { project: null, member: '' };
   async function load(project, cursor) {
+    shown = { ...shown, project };
     if (!project) { mount(list, notice('Pick a project first.')); return; }
     let r;
     try {
-      r = await get('/v1/sessions', { projectId: project, cursor });
+      r = await get('/v1/sessions', { projectId: project, cursor, memberId: shown.member || undefined });
     } catch (e) {
       mount(list, missing(e, 'The sessions list'));
       return;
@@ -63,10 +66,16 @@ export async function render(ctx) {
       { label: 'Ended', cell: (x) => (x.endedAt ? time(x.endedAt) : 'open') },
     ], r.sessions, 'No session yet.'),
     r.nextCursor ? h('button', { type: 'button', onclick: () => busy(load(project, r.nextCursor), main) }, 'Older sessions') : null);
+    // Whose sessions the list shows now ('' for everyone's).
+    list.dataset.member = shown.member;
   }
   let first = null;
+  const person = await personSelect(ctx, (member) => {
+    shown = { ...shown, member };
+    busy(load(shown.project), main);
+  });
   const picker = await projectPicker(ctx, (p) => { const loading = busy(load(p), main); first = first || loading; });
-  mount(main, h('h1', {}, 'Sessions'), picker, list);
+  mount(main, h('h1', {}, 'Sessions'), picker, person ? h('div', { class: 'picker' }, person) : null, list);
   await first;
 }
 
