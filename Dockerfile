@@ -19,11 +19,11 @@ RUN cargo chef prepare --recipe-path recipe.json
 FROM chef AS build
 COPY --from=planner /src/recipe.json recipe.json
 RUN cargo chef cook --release --locked --recipe-path recipe.json \
-        -p cairn-api -p cairn-generator -p cairn
+        -p cairn-api -p cairn-generator -p cairn -p cairn-hook
 COPY . .
-RUN cargo build --release --locked -p cairn-api -p cairn-generator -p cairn \
+RUN cargo build --release --locked -p cairn-api -p cairn-generator -p cairn -p cairn-hook \
     && mkdir -p /out \
-    && cp target/release/cairn-api target/release/cairn-generator target/release/cairn /out/
+    && cp target/release/cairn-api target/release/cairn-generator target/release/cairn target/release/cairn-hook /out/
 
 FROM debian:${DEBIAN_RELEASE}-slim AS model
 ARG CAIRN_WITH_MODEL=0

@@ -41,7 +41,7 @@ psql "$CAIRN_PG_ADMIN_URL" -Atqc "SELECT 1 FROM pg_database WHERE datname = 'cai
     psql "$CAIRN_PG_ADMIN_URL" -qc "CREATE DATABASE cairn"
 
 scripts/fetch-model.sh || echo "warning: embedding model not fetched: search is full-text only" >&2
-cargo build --release -p cairn-api -p cairn-generator -p cairn
+cargo build --release -p cairn-api -p cairn-generator -p cairn -p cairn-hook
 bin="$CARGO_TARGET_DIR/release"
 url="http://$CAIRN_LISTEN_ADDR"
 saved="$root/.cairn/bootstrap.txt"
@@ -61,7 +61,7 @@ else
     echo "$out"
     echo "(saved in $saved, readable only by you)"
 fi
-echo "cairn CLI: $bin/cairn (built into CARGO_TARGET_DIR=$CARGO_TARGET_DIR; put it on your PATH, or: cargo install --path crates/cli)"
+echo "cairn CLI: $bin/cairn and the hook binary $bin/cairn-hook (built into CARGO_TARGET_DIR=$CARGO_TARGET_DIR; put both on your PATH, or: cargo install --path crates/cli && cargo install --path crates/hook)"
 if [ -f "$saved" ]; then
     file=$(printf '%q' "$saved")
     echo "Try: export CAIRN_TOKEN=\"\$(sed -n '/^ingest token/{n;s/^ *//;p;}' $file)\"; curl -H \"Authorization: Bearer \$CAIRN_TOKEN\" $url/v1/info"

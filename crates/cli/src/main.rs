@@ -11,16 +11,16 @@
 
 mod admin;
 mod admin_api;
-mod agent;
-mod client_config;
 mod doctor;
-mod hook;
 mod install;
 mod login;
 mod mcp;
-mod spool;
+mod spool_cli;
 mod sync;
 mod transfer;
+
+// The hook client is its own crate (also the small `cairn-hook` binary).
+use cairn_hook::{agent, client_config, hook, spool};
 
 use clap::{Parser, Subcommand};
 
@@ -46,7 +46,7 @@ enum Command {
     /// The local spool of events that could not be delivered.
     Spool {
         #[command(subcommand)]
-        command: spool::cli::SpoolCommand,
+        command: spool_cli::SpoolCommand,
     },
     /// Write the agent's hook configuration (and register Cairn's MCP server).
     Install(install::InstallArgs),
@@ -95,6 +95,14 @@ enum Command {
         #[command(flatten)]
         api: admin_api::ApiArgs,
     },
+    /// Private-first memory: share yours with the team or take it back;
+    /// review and reject (admin).
+    Memories {
+        #[command(subcommand)]
+        command: admin_api::memories::MemoriesCommand,
+        #[command(flatten)]
+        api: admin_api::ApiArgs,
+    },
     /// Write a project's memory as JSON Lines (sessions, observations, summaries).
     Export(transfer::ExportArgs),
     /// Read JSON Lines of `cairn export` into a project, or `import claude-mem <file>`.
@@ -120,7 +128,7 @@ fn main() {
 fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Hook { .. } => unreachable!("handled in main"),
-        Command::Spool { command } => spool::cli::run(command, &ClientConfig::load(&ProcessEnv)?),
+        Command::Spool { command } => spool_cli::run(command, &ClientConfig::load(&ProcessEnv)?),
         Command::Install(args) => install::install(&args, &ProcessEnv),
         Command::Uninstall(args) => install::uninstall(&args, &ProcessEnv),
         Command::Doctor => {
@@ -142,6 +150,7 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Projects { command, api } => admin_api::projects::run(command, &api),
         Command::Tokens { command, api } => admin_api::tokens::run(command, &api),
         Command::Jobs { command, api } => admin_api::jobs::run(command, &api),
+        Command::Memories { command, api } => admin_api::memories::run(command, &api),
         Command::Export(args) => transfer::export::run(&args),
         Command::Import(args) => transfer::run_import(args),
         Command::Sync(args) => sync::run(&args),

@@ -1,13 +1,13 @@
-//! `cairn spool status` and `cairn spool flush`.
+//! `cairn spool status` and `cairn spool flush` (the flush itself is the
+//! hook crate's: `cairn-hook spool flush --quiet` runs it too).
 
 use std::io::Write;
 
 use clap::Subcommand;
 
-use super::{Outcome, Spool, replay};
 use crate::{
     client_config::ClientConfig,
-    hook::{log, wire::Wire},
+    spool::{Spool, flush},
 };
 
 #[derive(Subcommand)]
@@ -45,46 +45,6 @@ fn status(spool: &Spool) -> anyhow::Result<()> {
     writeln!(out, "oldest: {oldest}")?;
     writeln!(out, "dropped (spool full): {}", spool.dropped())?;
     writeln!(out, "path: {}", spool.path().display())?;
-    Ok(())
-}
-
-fn flush(spool: &Spool, config: &ClientConfig, quiet: bool) -> anyhow::Result<()> {
-    let guard = if quiet {
-        match spool.try_flush_lock()? {
-            Some(g) => g,
-            None => return Ok(()),
-        }
-    } else {
-        spool.flush_lock()?
-    };
-    let wire = Wire::new(config);
-    let report = replay(spool, guard, None, None, |e| wire.send(e, true, None))?;
-    for why in &report.rejected {
-        log::error(
-            &config.spool_dir,
-            "spool",
-            &format!("dropped from the spool (the server refused it): {why}"),
-        );
-    }
-    let left = spool.snapshot()?.entries.len();
-    if let Outcome::Failed(why) = &report.outcome {
-        if quiet {
-            log::error(
-                &config.spool_dir,
-                "spool",
-                &format!("background flush stopped: {why}"),
-            );
-            return Ok(());
-        }
-        anyhow::bail!("delivered {}, {left} still waiting: {why}", report.delivered);
-    }
-    if !quiet {
-        println!(
-            "delivered {}, refused {}, {left} waiting",
-            report.delivered,
-            report.rejected.len()
-        );
-    }
     Ok(())
 }
 

@@ -17,6 +17,10 @@ struct Sandbox {
     home: PathBuf,
     repo: PathBuf,
     path_var: String,
+    /// The `cairn` this sandbox runs: a hard link of the built binary in a
+    /// directory of its own, so what sits beside it (`cairn-hook` or not)
+    /// is the test's choice, not the build's.
+    bin: PathBuf,
 }
 
 impl Sandbox {
@@ -28,17 +32,28 @@ impl Sandbox {
         fs::create_dir_all(repo.join(".git")).unwrap();
         fs::create_dir_all(repo.join("src/deep")).unwrap();
         let path_var = std::env::var("PATH").unwrap_or_default();
+        let bin = dir.path().join("bin/cairn");
+        link_binary(&bin);
         Sandbox {
             _dir: dir,
             home,
             repo,
             path_var,
+            bin,
         }
+    }
+
+    /// Puts a `cairn-hook` beside the sandbox's `cairn` (as a release
+    /// install does); install only checks that it is there.
+    fn with_hook_binary(&self) -> PathBuf {
+        let hook = self.bin.with_file_name("cairn-hook");
+        link_binary(&hook);
+        hook
     }
 
     /// Runs `cairn <args>` from a subdirectory of the repository, whatever it exits with.
     fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_cairn"))
+        Command::new(&self.bin)
             .args(args)
             .current_dir(self.repo.join("src/deep"))
             .env_clear()
@@ -311,7 +326,7 @@ fn hooks_are_written_at_the_repository_root_in_each_agents_shape() {
     for agent in ["claude-code", "cursor", "codex", "gemini", "windsurf"] {
         sb.cairn(&["install", agent]);
     }
-    let exe = fs::canonicalize(env!("CARGO_BIN_EXE_cairn")).unwrap();
+    let exe = fs::canonicalize(&sb.bin).unwrap();
     let cmd = |agent: &str| format!("{} hook {agent}", exe.display());
 
     let claude = json(&read(&sb.repo.join(".claude/settings.json")));
@@ -578,7 +593,7 @@ fn plain_cairn_when_it_is_the_one_on_path() {
     let sb = Sandbox::new();
     let bin = sb.home.join("bin");
     fs::create_dir_all(&bin).unwrap();
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_cairn"), bin.join("cairn")).unwrap();
+    std::os::unix::fs::symlink(&sb.bin, bin.join("cairn")).unwrap();
     let sb = Sandbox {
         path_var: format!("{}:{}", bin.display(), sb.path_var),
         ..sb
@@ -590,4 +605,44 @@ fn plain_cairn_when_it_is_the_one_on_path() {
         json(&read(&sb.repo.join(".cursor/mcp.json")))["mcpServers"]["cairn"]["command"],
         "cairn"
     );
+}
+
+/// A hard link of the built `cairn` at `to` (a copy across file systems).
+fn link_binary(to: &std::path::Path) {
+    fs::create_dir_all(to.parent().unwrap()).unwrap();
+    let built = env!("CARGO_BIN_EXE_cairn");
+    if fs::hard_link(built, to).is_err() {
+        fs::copy(built, to).unwrap();
+    }
+}
+
+#[test]
+fn hooks_run_the_small_hook_binary_when_it_is_installed_beside_cairn() {
+    let sb = Sandbox::new();
+    let hook = fs::canonicalize(sb.with_hook_binary()).unwrap();
+    sb.cairn(&["install", "cursor"]);
+    let first = read(&sb.repo.join(".cursor/hooks.json"));
+    assert_eq!(
+        json(&first)["hooks"]["stop"][0]["command"],
+        format!("{} cursor", hook.display())
+    );
+    let entries = first.matches("cairn-hook cursor").count();
+    assert!(entries > 1, "{first}");
+    // The MCP server is still `cairn mcp`.
+    assert_eq!(
+        json(&read(&sb.repo.join(".cursor/mcp.json")))["mcpServers"]["cairn"]["command"],
+        fs::canonicalize(&sb.bin).unwrap().display().to_string()
+    );
+    // On PATH, by name; the absolute entries are Cairn's own and replaced.
+    let sb = Sandbox {
+        path_var: format!("{}:{}", sb.bin.parent().unwrap().display(), sb.path_var),
+        ..sb
+    };
+    sb.cairn(&["install", "cursor"]);
+    let text = read(&sb.repo.join(".cursor/hooks.json"));
+    assert_eq!(json(&text)["hooks"]["stop"][0]["command"], "cairn-hook cursor");
+    assert_eq!(text.matches("cairn-hook cursor").count(), entries, "{text}");
+    assert!(!text.contains(&hook.display().to_string()), "{text}");
+    sb.cairn(&["uninstall", "cursor"]);
+    assert!(!sb.repo.join(".cursor/hooks.json").exists());
 }
