@@ -77,9 +77,12 @@ pub struct Limits {
     pub max_headers: usize,
 }
 
-/// Per-replica request rates (each replica enforces its own; see README).
+/// Request rates: each replica's own, and (with `shared`) the same limits
+/// across every replica through Redis; see README.
 #[derive(Clone, Debug)]
 pub struct RateLimits {
+    /// `CAIRN_RATE_LIMIT_SHARED` (default true): share the limits through Redis.
+    pub shared: bool,
     /// Requests per second per credential, and the burst allowed above it.
     pub per_token: u32,
     pub per_token_burst: u32,
@@ -145,6 +148,7 @@ impl ApiConfig {
                 max_headers: parsed(env, "CAIRN_MAX_HEADERS", 100)?,
             },
             rate_limits: RateLimits {
+                shared: parsed(env, "CAIRN_RATE_LIMIT_SHARED", true)?,
                 per_token: parsed(env, "CAIRN_RATE_LIMIT_PER_TOKEN", 100)?,
                 per_token_burst: parsed(env, "CAIRN_RATE_LIMIT_PER_TOKEN_BURST", 500)?,
                 per_ip: parsed(env, "CAIRN_RATE_LIMIT_PER_IP", 300)?,

@@ -66,7 +66,11 @@ impl AppState {
         privacy.warm();
         let wakeups = WakeupPublisher::new(&config.store.redis_url, config.limits.wakeup_timeout)?;
         let tokens = TokenCache::new(config.auth_cache_ttl, config.rate_limits.bad_token_ttl);
-        let rate_limiter = RateLimiter::new(&config.rate_limits);
+        let shared_limits =
+            cairn_wakeup::redis_conn::lazy_connection(&config.store.redis_url, config.limits.wakeup_timeout)
+                .ok()
+                .map(|conn| (conn, config.limits.wakeup_timeout));
+        let rate_limiter = RateLimiter::new(&config.rate_limits, &config.store.database_url, shared_limits);
         let embedder = cairn_embed::Embedder::from_config(&config.embed);
         let live = crate::live::Hub::start(&config.store.redis_url, config.limits.wakeup_timeout)?;
         let ask_provider = cairn_core::generation::provider::build_provider(&config.provider)?;

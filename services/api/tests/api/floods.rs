@@ -84,6 +84,71 @@ async fn a_flood_from_one_address_gets_429() {
     assert!(refused >= 10, "{refused}");
 }
 
+/// `n` requests with one bad token, alternating between `replicas`: how
+/// many were let through (403, not 429), and how many a 1/s rate can have
+/// replenished while they ran (the seconds they took, rounded up).
+async fn allowed_across(replicas: &[&TestApp], n: usize) -> (usize, usize) {
+    let client = reqwest::Client::new();
+    let started = Instant::now();
+    let mut allowed = 0;
+    for i in 0..n {
+        let res = client
+            .get(format!("{}/v1/info", replicas[i % replicas.len()].base))
+            .bearer_auth("garbage-token")
+            .send()
+            .await
+            .unwrap();
+        let status = res.status().as_u16();
+        assert!(status == 403 || status == 429, "{status}");
+        allowed += usize::from(status == 403);
+    }
+    (allowed, started.elapsed().as_secs_f64().ceil() as usize)
+}
+
+#[tokio::test]
+async fn replicas_share_one_rate_limit_through_redis() {
+    let limits = [
+        ("CAIRN_RATE_LIMIT_PER_TOKEN", "1"),
+        ("CAIRN_RATE_LIMIT_PER_TOKEN_BURST", "10"),
+    ];
+    let first = app_with(&limits).await;
+    let second = first.restart().await;
+    // 30 requests, 15 at each replica: each replica's own counters would
+    // let 10 + 10 through; together they get the burst of 10 (and what a
+    // second replenishes), whichever replica is asked.
+    let (allowed, replenished) = allowed_across(&[&first, &second], 30).await;
+    assert!(
+        (10..=10 + replenished).contains(&allowed),
+        "{allowed} of 30 let through in {replenished} s"
+    );
+
+    // Each replica on its own counters (CAIRN_RATE_LIMIT_SHARED=false): N times the rate.
+    let mut own = limits.to_vec();
+    own.push(("CAIRN_RATE_LIMIT_SHARED", "false"));
+    let first = app_with(&own).await;
+    let second = first.restart().await;
+    let (allowed, _) = allowed_across(&[&first, &second], 30).await;
+    assert!(allowed >= 20, "{allowed} of 30 let through");
+}
+
+#[tokio::test]
+async fn without_redis_each_replica_still_limits_on_its_own() {
+    let app = spawn_app_with(Options {
+        redis_url: "redis://127.0.0.1:1".into(),
+        extra: vec![
+            ("CAIRN_RATE_LIMIT_PER_TOKEN", "1".into()),
+            ("CAIRN_RATE_LIMIT_PER_TOKEN_BURST", "10".into()),
+        ],
+    })
+    .await;
+    let (allowed, took) = allowed_across(&[&app], 30).await;
+    assert!(
+        (10..=10 + took).contains(&allowed),
+        "{allowed} of 30 let through in {took} s"
+    );
+    assert!(took < 10, "a Redis that is not there slows no request: {took} s");
+}
+
 #[tokio::test]
 async fn a_revoked_token_is_refused_from_memory_without_a_database_lookup() {
     let app = spawn_app().await;
