@@ -16,6 +16,7 @@ mod entropy;
 mod private_tags;
 mod redactor;
 mod report;
+mod rule_set;
 mod secrets;
 mod size_cap;
 mod skip;

@@ -1,11 +1,13 @@
-//! Secret redaction engine: one `RegexSet` scan, then replacement by the matching rules only.
+//! Secret redaction engine: one scan for every rule at once (`rule_set`),
+//! then replacement by the matching rules only.
 
 use std::sync::OnceLock;
 
-use regex::{Regex, RegexSet, RegexSetBuilder};
+use regex::Regex;
 
 use super::checks::{self, Check};
 use super::report::FilterReport;
+use super::rule_set::RuleSet;
 use super::secrets::RULES;
 
 /// Strings shorter than this cannot hold any secret the rules know.
@@ -15,13 +17,11 @@ pub(super) const MIN_REDACT_LEN: usize = 8;
 /// only happens when a round changed something.
 const MAX_ROUNDS: usize = 4;
 
-/// Capacity of the rule set's lazy DFA cache, in bytes (the crate's default
-/// is 2 MiB). The set of every rule needs many DFA states on varied text
-/// (generated bindings, minified code). With the default the cache filled
-/// up, and once a process had cleared it three times (the count is never
-/// reset), each search that filled it again gave up and ran on the NFA
-/// engine, about 35 times slower (see `redact_false_positives` in
-/// crates/bench). Memory is only taken as states are built.
+/// Capacity of each search state of the rule set's lazy DFA, in bytes (the
+/// crate's default is 2 MiB). The set of every rule needs many DFA states
+/// on varied text (generated bindings, minified code); a cache that fills
+/// is cleared and the search goes on, so a larger one clears less often.
+/// Memory is only taken as states are built.
 const SET_DFA_BYTES: usize = 8 << 20;
 
 /// Start of every replacement. A captured value that starts with it is
@@ -73,16 +73,16 @@ impl Captures {
 /// The compiled rule table. Cheap to share: regexes are `Send + Sync`.
 #[derive(Debug, Clone)]
 pub(super) struct SecretRedactor {
-    any: RegexSet,
+    any: std::sync::Arc<RuleSet>,
     rules: Vec<CompiledRule>,
 }
 
 impl SecretRedactor {
     pub(super) fn new() -> Self {
-        let any = RegexSetBuilder::new(RULES.iter().map(|r| r.pattern))
-            .dfa_size_limit(SET_DFA_BYTES)
-            .build()
-            .expect("secret rule table must compile as a set");
+        let any = std::sync::Arc::new(RuleSet::new(
+            RULES.iter().map(|r| r.pattern).collect(),
+            SET_DFA_BYTES,
+        ));
         let rules = RULES
             .iter()
             .map(|r| CompiledRule {
@@ -118,12 +118,12 @@ impl SecretRedactor {
         for _ in 0..MAX_ROUNDS {
             let source = current.as_deref().unwrap_or(text);
             let hits = self.any.matches(source);
-            if !hits.matched_any() {
+            if hits.is_empty() {
                 break;
             }
             let mut changed: Option<String> = None;
             for index in hits.iter() {
-                let Some(rule) = self.rules.get(index) else {
+                let Some(rule) = self.rules.get(index.as_usize()) else {
                     continue;
                 };
                 let source = changed.as_deref().or(current.as_deref()).unwrap_or(text);
