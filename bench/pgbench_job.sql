@@ -62,9 +62,9 @@ WITH moved AS (
         FROM moved m, jsonb_to_recordset(jsonb_build_array(jsonb_build_object('id', gen_random_uuid(), 'generation_key', 'pgbench:' || gen_random_uuid(), 'kind', 'change', 'title', 'Edited src/lib.rs', 'subtitle', 'replaced 2 lines', 'facts', '["src/lib.rs: fn parse now returns Result"]'::jsonb, 'narrative', 'Edited src/lib.rs: parse returns a Result instead of panicking.', 'concepts', '["what-changed"]'::jsonb, 'files_read', '[]'::jsonb, 'files_modified', '["src/lib.rs"]'::jsonb, 'metadata', '{"heuristic": true}'::jsonb, 'provider', 'heuristic', 'model', 'heuristic-v1'))) AS o(id uuid, generation_key text, kind text, title text,
             subtitle text, facts text[], narrative text, concepts text[], files_read text[],
             files_modified text[], metadata jsonb, provider text, model text, lines jsonb)
-        RETURNING id, project_id, session_id, kind, files_modified, file_refs
+        RETURNING id, project_id, session_id, kind, files_modified, file_refs, visibility, member_id
     ), changed_files AS MATERIALIZED (
-        SELECT w.id, w.project_id, w.kind,
+        SELECT w.id, w.project_id, w.kind, w.visibility, w.member_id,
             (SELECT jsonb_object_agg(r ->> 'path', r -> 'hash') FROM jsonb_array_elements(w.file_refs) r
              WHERE r ? 'hash') AS fresh,
             w.files_modified || ARRAY(
@@ -77,7 +77,9 @@ WITH moved AS (
         FROM observations_written w WHERE cardinality(w.files_modified) > 0
 
     ), code_locked AS (
-        SELECT o.id, c.id AS new_id, c.kind AS new_kind, c.paths,
+        SELECT o.id, c.id AS new_id, c.paths,
+            o.kind = c.kind AND o.files_modified && c.paths
+              AND (c.visibility = 'team' OR (o.visibility = 'private' AND o.member_id = c.member_id)) AS replaced,
             file_refs_after_edits(o.file_refs, o.files_read || o.files_modified, c.paths, '{}'::jsonb, c.fresh) AS retied
         FROM observations o, changed_files c
         WHERE o.project_id = c.project_id AND o.state = 'live' AND o.kind <> 'plan'
@@ -89,8 +91,8 @@ WITH moved AS (
         WHERE o.id = c.id AND o.state = 'live' AND c.retied IS NOT NULL
     ), code_changed AS (
         UPDATE observations o SET
-            state = CASE WHEN o.kind = c.new_kind AND o.files_modified && c.paths THEN 'superseded' ELSE 'stale' END,
-            replaced_by = CASE WHEN o.kind = c.new_kind AND o.files_modified && c.paths THEN c.new_id END,
+            state = CASE WHEN c.replaced THEN 'superseded' ELSE 'stale' END,
+            replaced_by = CASE WHEN c.replaced THEN c.new_id END,
             state_changed_at = now(), updated_at = now()
         FROM code_locked c
         WHERE o.id = c.id AND o.state = 'live' AND c.retied IS NULL

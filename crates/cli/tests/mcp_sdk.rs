@@ -71,6 +71,7 @@ async fn old_and_newest_sdk_clients_are_each_answered_in_their_revision() {
                 "feedback",
                 "get_observations",
                 "search",
+                "share",
                 "timeline"
             ]),
             "{out}"

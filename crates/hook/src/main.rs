@@ -22,9 +22,11 @@ fn main() {
         all => all,
     };
     match words {
-        [name] if Agent::from_slug(name).is_some() => {
-            hook::run(Agent::from_slug(name).expect("checked"), &ProcessEnv);
-        }
+        ["--version" | "-V"] => println!("cairn-hook {}", env!("CARGO_PKG_VERSION")),
+        [name] => match Agent::from_slug(name) {
+            Some(agent) => hook::run(agent, &ProcessEnv),
+            None => usage(),
+        },
         ["spool", "flush", flags @ ..] if flags.iter().all(|f| *f == "--quiet") => {
             let quiet = !flags.is_empty();
             let done = ClientConfig::load(&ProcessEnv)
@@ -34,10 +36,11 @@ fn main() {
                 std::process::exit(1);
             }
         }
-        ["--version" | "-V"] => println!("cairn-hook {}", env!("CARGO_PKG_VERSION")),
-        _ => {
-            eprintln!("{USAGE}");
-            std::process::exit(2);
-        }
+        _ => usage(),
     }
+}
+
+fn usage() -> ! {
+    eprintln!("{USAGE}");
+    std::process::exit(2);
 }

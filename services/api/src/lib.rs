@@ -14,6 +14,7 @@ pub mod extract;
 pub mod live;
 pub mod mcp;
 pub mod middleware;
+pub mod parse_errors;
 pub mod request_id;
 pub mod routes;
 pub mod server;

@@ -17,8 +17,8 @@ use tower::ServiceExt;
 
 use crate::{app::app, config::ApiConfig, middleware::rate_limit, state::AppState};
 
-/// Headers hyper itself accepts before answering a bare 431; the API's own,
-/// lower limits (JSON errors) apply below these.
+/// Headers hyper itself accepts before answering 431 (given a JSON body by
+/// `parse_errors`); the API's own, lower limits apply below these.
 const HYPER_MAX_BUF: usize = 256 * 1024;
 const HYPER_MAX_HEADERS: usize = 1000;
 
@@ -84,6 +84,8 @@ pub async fn serve_until(
             req.extensions_mut().insert(ConnectInfo::<SocketAddr>(peer));
             router.clone().oneshot(req)
         });
+        // hyper's own error answers (before routing) get the JSON body too.
+        let stream = crate::parse_errors::JsonParseErrors::new(stream);
         let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
         let conn = graceful.watch(conn.into_owned());
         tokio::spawn(async move {

@@ -284,6 +284,39 @@ async fn oversized_headers_and_uris_get_the_json_error() {
 }
 
 #[tokio::test]
+async fn what_hyper_refuses_before_routing_carries_the_json_error_too() {
+    let app = spawn_app().await;
+    let huge_uri = format!(
+        "GET /v1/search?q={} HTTP/1.1\r\nHost: x\r\n\r\n",
+        "a".repeat(70_000)
+    );
+    let control_byte = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Bad: a\x01b\r\n\r\n".to_string();
+    let huge_header = format!(
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
+        "b".repeat(300_000)
+    );
+    for (request, status, code) in [
+        (huge_uri, "414", "uri_too_long"),
+        (control_byte, "400", "bad_request"),
+        (huge_header, "431", "headers_too_large"),
+    ] {
+        let answer = raw(&app, request.as_bytes()).await;
+        assert!(answer.starts_with(&format!("HTTP/1.1 {status}")), "{answer}");
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("content-type: application/json"),
+            "{head}"
+        );
+        let body: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {answer}"));
+        assert_eq!(body["error"]["code"], code, "{body}");
+    }
+    // The server goes on answering.
+    let (status, _) = app.get("/healthz", None).await;
+    assert_eq!(status, 200);
+}
+
+#[tokio::test]
 async fn the_mcp_endpoints_4xx_answers_carry_the_json_error_body() {
     let app = spawn_app().await;
     let client = reqwest::Client::new();
