@@ -255,6 +255,19 @@ impl TestApp {
         res["secret"].as_str().unwrap().to_string()
     }
 
+    /// Makes the bootstrap project `private-first` (its admin's PATCH, checked).
+    pub async fn private_first(&self) {
+        let (status, res) = self
+            .patch(
+                &format!("/v1/admin/projects/{}", self.project_id),
+                Some(&self.admin_token),
+                &serde_json::json!({"memoryVisibility": "private-first"}),
+            )
+            .await;
+        assert_eq!(status, 200, "{res}");
+        assert_eq!(res["project"]["memoryVisibility"], "private-first", "{res}");
+    }
+
     /// A member of the bootstrap team added by email, and a laptop token of
     /// theirs (`ingest` + `read`, as `cairn login` mints): (member id, token).
     pub async fn member_token(&self, email: &str) -> (Uuid, String) {

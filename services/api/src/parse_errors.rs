@@ -36,13 +36,11 @@ impl<S> JsonParseErrors<S> {
 
 /// hyper's bare error head, rewritten with a JSON body; `None` for anything else.
 fn rewrite(bytes: &[u8]) -> Option<Vec<u8>> {
-    if bytes.len() > MAX_ERROR_HEAD {
+    // Cheap checks first: every response head passes through here.
+    if bytes.len() > MAX_ERROR_HEAD || !bytes.starts_with(b"HTTP/1.") || !bytes.ends_with(b"\r\n\r\n") {
         return None;
     }
     let head = std::str::from_utf8(bytes).ok()?;
-    if !head.ends_with("\r\n\r\n") {
-        return None;
-    }
     let status = head
         .strip_prefix("HTTP/1.1 ")
         .or_else(|| head.strip_prefix("HTTP/1.0 "))?
@@ -127,12 +125,12 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for JsonParseErrors<S> {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         ready!(self.drain(cx))?;
-        let total: usize = bufs.iter().map(|b| b.len()).sum();
-        if total <= MAX_ERROR_HEAD {
-            let joined: Vec<u8> = bufs.iter().flat_map(|b| b.iter().copied()).collect();
-            if let Some(done) = self.take_error_head(cx, &joined) {
-                return done;
-            }
+        // hyper's error head is one buffer with nothing after it.
+        let mut written = bufs.iter().filter(|b| !b.is_empty());
+        if let (Some(only), None) = (written.next(), written.next())
+            && let Some(done) = self.take_error_head(cx, only)
+        {
+            return done;
         }
         Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
     }

@@ -9,14 +9,7 @@ use crate::support::{admin, cairn};
 
 /// A private-first project and one generated memory of `token`'s session.
 async fn her_memory(app: &TestApp, token: &str) -> String {
-    let (status, res) = app
-        .patch(
-            &format!("/v1/admin/projects/{}", app.project_id),
-            Some(&app.admin_token),
-            &json!({"memoryVisibility": "private-first"}),
-        )
-        .await;
-    assert_eq!(status, 200, "{res}");
+    app.private_first().await;
     let path = format!("/v1/hooks/claude-code?project={}", app.project_id);
     for body in [
         cc(

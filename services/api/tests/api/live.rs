@@ -434,14 +434,7 @@ async fn a_shutdown_ends_open_streams_instead_of_waiting_on_them() {
 #[tokio::test]
 async fn a_private_first_projects_notices_reach_members_without_titles() {
     let app = spawn_app().await;
-    let (status, _) = app
-        .patch(
-            &format!("/v1/admin/projects/{}", app.project_id),
-            Some(&app.admin_token),
-            &json!({"memoryVisibility": "private-first"}),
-        )
-        .await;
-    assert_eq!(status, 200);
+    app.private_first().await;
     let (_, member) = app.member_token("bob@acme.test").await;
     let query = format!("?projectId={}", app.project_id);
     let mut as_member = Stream::open(&app, &query, &member).await.unwrap();

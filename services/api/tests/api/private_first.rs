@@ -167,22 +167,10 @@ async fn everything_seen(app: &TestApp, token: &str, session: &str, ids: &[Uuid]
     seen.join("\n")
 }
 
-async fn private_first(app: &TestApp) {
-    let (status, res) = app
-        .patch(
-            &format!("/v1/admin/projects/{}", app.project_id),
-            Some(&app.admin_token),
-            &json!({"memoryVisibility": "private-first"}),
-        )
-        .await;
-    assert_eq!(status, 200, "{res}");
-    assert_eq!(res["project"]["memoryVisibility"], "private-first");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_members_memory_is_theirs_until_promoted_on_every_read_route() {
     let app = spawn_app().await;
-    private_first(&app).await;
+    app.private_first().await;
     let (alice_id, alice) = app.member_token("alice@acme.test").await;
     let (_, bob) = app.member_token("bob@acme.test").await;
     let service = app
@@ -310,7 +298,7 @@ async fn a_members_memory_is_theirs_until_promoted_on_every_read_route() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_projects_rule_promotes_unopposed_memories_and_never_a_rejected_one() {
     let app = spawn_app().await;
-    private_first(&app).await;
+    app.private_first().await;
     let (_, alice) = app.member_token("alice@acme.test").await;
     let (_, bob) = app.member_token("bob@acme.test").await;
     let (_, ids) = alice_works(&app, &alice).await;
@@ -397,7 +385,7 @@ async fn the_projects_rule_promotes_unopposed_memories_and_never_a_rejected_one(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_memory_written_by_hand_is_the_teams_and_names_its_author() {
     let app = spawn_app().await;
-    private_first(&app).await;
+    app.private_first().await;
     let (alice_id, alice) = app.member_token("alice@acme.test").await;
     let (_, bob) = app.member_token("bob@acme.test").await;
     // With a session of hers too: the session's member would make a

@@ -12,14 +12,7 @@ use crate::support::{browser, sign_in_browser, wait_for, wait_text};
 #[tokio::test]
 async fn a_reviewer_shares_a_private_memory_and_offboards_a_member() {
     let app = spawn_app().await;
-    let (status, res) = app
-        .patch(
-            &format!("/v1/admin/projects/{}", app.project_id),
-            Some(&app.admin_token),
-            &json!({"memoryVisibility": "private-first"}),
-        )
-        .await;
-    assert_eq!(status, 200, "{res}");
+    app.private_first().await;
     let (alice_id, alice) = app.member_token("alice@acme.test").await;
     let memory = uuid::Uuid::now_v7();
     sqlx::query(

@@ -176,14 +176,7 @@ async fn a_rewritten_file_makes_its_old_memories_stale_or_superseded_and_no_othe
 #[tokio::test]
 async fn a_members_private_edit_stales_the_teams_memory_but_never_supersedes_it() {
     let app = spawn_app().await;
-    let (status, res) = app
-        .patch(
-            &format!("/v1/admin/projects/{}", app.project_id),
-            Some(&app.admin_token),
-            &json!({"memoryVisibility": "private-first"}),
-        )
-        .await;
-    assert_eq!(status, 200, "{res}");
+    app.private_first().await;
     let team = remember(
         &app,
         app.project_id,
