@@ -28,6 +28,13 @@ pub struct GeneratorConfig {
     /// How often the sweeper consolidates and archives memories (`CAIRN_UPKEEP_MS`,
     /// default five minutes; `upkeep`).
     pub upkeep: Duration,
+    /// Raw events are dropped this many days after arrival once digested,
+    /// unless their project says otherwise (`CAIRN_RAW_EVENT_RETENTION_DAYS`,
+    /// default 0: kept for ever); also the job event log's retention.
+    pub raw_event_retention_days: i32,
+    /// How often the sweeper sheds raw events past retention
+    /// (`CAIRN_RETENTION_CHECK_MS`, default an hour; `store::retention`).
+    pub retention_check: Duration,
     /// How often the Redis wake-up queue is polled when idle (`CAIRN_WAKEUP_POLL_MS`).
     pub wakeup_poll: Duration,
     /// On SIGTERM, how long in-flight jobs may run before they are released (`CAIRN_DRAIN_TIMEOUT_MS`).
@@ -85,6 +92,8 @@ impl GeneratorConfig {
             idle_session: millis(env, "CAIRN_IDLE_SESSION_MS", 3_600_000)?,
             idle_check: millis(env, "CAIRN_IDLE_CHECK_MS", 60_000)?,
             upkeep: millis(env, "CAIRN_UPKEEP_MS", 300_000)?,
+            raw_event_retention_days: retention_days(env)?,
+            retention_check: millis(env, "CAIRN_RETENTION_CHECK_MS", 3_600_000)?,
             wakeup_poll,
             drain_timeout: millis(env, "CAIRN_DRAIN_TIMEOUT_MS", 30_000)?,
             retry: RetryPolicy {
@@ -105,6 +114,19 @@ impl GeneratorConfig {
             liveness_file: liveness_file(env),
         })
     }
+}
+
+/// `CAIRN_RAW_EVENT_RETENTION_DAYS`: 0..=36500.
+fn retention_days(env: &dyn Env) -> Result<i32, ConfigError> {
+    let days: i32 = parsed(env, "CAIRN_RAW_EVENT_RETENTION_DAYS", 0)?;
+    if !(0..=36_500).contains(&days) {
+        return Err(ConfigError::Invalid {
+            name: "CAIRN_RAW_EVENT_RETENTION_DAYS",
+            value: days.to_string(),
+            reason: "must be 0 (for ever) to 36500 days".into(),
+        });
+    }
+    Ok(days)
 }
 
 /// `CAIRN_LIVENESS_FILE`, else [`DEFAULT_LIVENESS_FILE`].

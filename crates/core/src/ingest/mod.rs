@@ -1,6 +1,7 @@
 //! The ingest path: adapters turn an agent's or a client's request into an
 //! `IncomingEvent`; the pipeline filters it for privacy, then writes session,
-//! event and outbox job in one transaction and, after commit, tells the
+//! event and outbox job atomically (one statement for a tool call of a known
+//! session, `turn_event.rs`; else one transaction) and, after commit, tells the
 //! engine's [`Wake`](crate::engine::Wake) which jobs became due (the server
 //! pushes a Redis wake-up; an embedding program generates inline).
 
@@ -10,6 +11,7 @@ mod observe;
 mod pipeline;
 mod plan;
 mod plan_capture;
+mod turn_event;
 mod write;
 
 pub use event::{Actor, EventKind, IncomingEvent, SessionTarget, idempotency_key_from_body};

@@ -45,12 +45,11 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// A duplicate's answer shows the caller's own payload and metadata, not
-    /// those stored under the key (which someone else may have sent).
+    /// The answer shows the caller's own payload and metadata as filtered:
+    /// what was stored for a new event, and for a duplicate not those
+    /// stored under the key (which someone else may have sent).
     fn answering_with(mut self, ev: IncomingEvent) -> Self {
-        if !self.created
-            && let Some(event) = &mut self.event
-        {
+        if let Some(event) = &mut self.event {
             event.payload = ev.payload;
             event.metadata = ev.metadata;
         }
@@ -96,12 +95,26 @@ fn filter(state: &Engine, ev: &mut IncomingEvent) -> Result<bool, Skipped> {
     Ok(private_prompt)
 }
 
-/// One event, in its own transaction.
+/// One event: in one statement when it joins a known session's turn
+/// (`turn_event.rs`), else in a transaction of its own.
 pub async fn ingest_one(state: &Engine, project: ProjectRef, mut ev: IncomingEvent) -> Result<Outcome> {
     let private_prompt = match filter(state, &mut ev) {
         Ok(p) => p,
         Err(reason) => return Ok(Outcome::skipped(reason)),
     };
+    if let Some(written) = super::turn_event::store(state, project, &ev).await? {
+        let outcome = match written {
+            Written::Duplicate { key } => duplicate(state, project, &key).await?,
+            Written::PrivateTurn => Outcome::skipped(Skipped::PrivateTurn),
+            Written::Stored {
+                event,
+                session,
+                job,
+                due,
+            } => with_transport(state, stored(event, session, job, due)).await,
+        };
+        return Ok(outcome.answering_with(ev));
+    }
     let mut tx = state.pool.begin().await?;
     let written = write(&mut tx, project, &state.coalescing, &ev, private_prompt).await?;
     Ok(finish(state, project, written, tx).await?.answering_with(ev))

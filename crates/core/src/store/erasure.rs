@@ -115,6 +115,16 @@ pub async fn member(
         member_id,
     )
     .await?;
+    // The idempotency keys of the events gone (a prompt's key is a hash of its words).
+    delete(
+        conn,
+        "DELETE FROM agent_event_keys k USING projects p
+         WHERE p.team_id = $1 AND k.project_id = p.id AND $2::uuid IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM agent_events e WHERE e.id = k.event_id AND e.received_at = k.received_at)",
+        team_id,
+        member_id,
+    )
+    .await?;
     delete(
         conn,
         "UPDATE audit_log SET detail = '{}'::jsonb, actor_member_id = NULL

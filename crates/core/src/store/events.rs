@@ -54,14 +54,20 @@ pub struct NewEvent<'a> {
     pub member_id: Option<Uuid>,
 }
 
-/// Inserts the event; `None` when its idempotency key is already stored.
+/// Inserts the event; `None` when its idempotency key is already stored
+/// (`agent_event_keys`: a partitioned table cannot hold that unique key).
 pub async fn insert(conn: &mut PgConnection, e: NewEvent<'_>) -> sqlx::Result<Option<EventRow>> {
     sqlx::query_as(concat!(
-        "INSERT INTO agent_events (id, team_id, project_id, session_id, job_id, source_adapter, source_type,
+        "WITH k AS (
+             INSERT INTO agent_event_keys (project_id, idempotency_key, event_id, received_at)
+             VALUES ($3, $11, $1, now())
+             ON CONFLICT (project_id, idempotency_key) DO NOTHING
+             RETURNING event_id
+         )
+         INSERT INTO agent_events (id, team_id, project_id, session_id, job_id, source_adapter, source_type,
              event_type, platform_source, source_event_id, idempotency_key, prompt_number, tool_name, payload,
              metadata, occurred_at, member_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
-         ON CONFLICT (project_id, idempotency_key) DO NOTHING
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 FROM k
          RETURNING ",
         columns!()
     ))
@@ -86,15 +92,18 @@ pub async fn insert(conn: &mut PgConnection, e: NewEvent<'_>) -> sqlx::Result<Op
     .await
 }
 
+/// The event stored under the key; `None` also when retention has dropped it.
 pub async fn find_by_key(
     db: impl PgExecutor<'_>,
     project_id: Uuid,
     idempotency_key: &str,
 ) -> sqlx::Result<Option<EventRow>> {
     sqlx::query_as(concat!(
-        "SELECT ",
+        "SELECT e.* FROM agent_event_keys k
+           CROSS JOIN LATERAL (SELECT ",
         columns!(),
-        " FROM agent_events WHERE project_id = $1 AND idempotency_key = $2"
+        " FROM agent_events WHERE id = k.event_id AND received_at = k.received_at) e
+          WHERE k.project_id = $1 AND k.idempotency_key = $2"
     ))
     .bind(project_id)
     .bind(idempotency_key)

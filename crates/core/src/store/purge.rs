@@ -22,6 +22,7 @@ pub async fn project_memory(conn: &mut PgConnection, project_id: Uuid) -> sqlx::
         ("observations", &mut purged.observations),
         ("summaries", &mut purged.summaries),
         ("agent_events", &mut purged.events),
+        ("agent_event_keys", &mut 0),
         ("generation_jobs", &mut purged.jobs),
         ("sessions", &mut purged.sessions),
     ] {

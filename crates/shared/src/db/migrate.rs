@@ -19,6 +19,13 @@ pub async fn run_migrations(pool: &PgPool) -> anyhow::Result<()> {
         .run(&mut conn)
         .await
         .map_err(|e| anyhow::anyhow!("migrations failed: {e}"));
+    let result = match result {
+        Ok(()) => super::partitions::ensure_partitions(&mut conn)
+            .await
+            .map(drop)
+            .map_err(|e| anyhow::anyhow!("creating the weekly partitions failed: {e}")),
+        err => err,
+    };
     let _ = conn.close().await;
     result
 }

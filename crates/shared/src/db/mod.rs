@@ -1,9 +1,12 @@
-//! Postgres access shared by every process: the pool and the migrations.
+//! Postgres access shared by every process: the pool, the migrations and
+//! the weekly partitions.
 
 mod migrate;
+mod partitions;
 mod pool;
 
 pub use migrate::{MIGRATOR, check_schema, run_migrations};
+pub use partitions::{PARTITIONED, ensure_partitions};
 pub use pool::{connect, ping};
 
 /// True when the error is a unique violation of the named constraint or index.

@@ -28,12 +28,16 @@ pub struct Project {
     /// In a private-first project, a private memory nobody rejected is
     /// promoted after this many days; `None`: only by hand.
     pub promote_after_days: Option<i32>,
+    /// Raw events are dropped this many days after arrival once digested;
+    /// `None`: the deployment's default, 0: kept for ever (migration 0029).
+    pub raw_event_retention_days: Option<i32>,
 }
 
 macro_rules! project_columns {
     () => {
         "id, team_id, slug, name, settings, context_budget_tokens, prompt_context, prompt_context_budget_tokens,
-         file_memories, retention_days, created_at, memory_visibility, promote_kinds, promote_after_days"
+         file_memories, retention_days, created_at, memory_visibility, promote_kinds, promote_after_days,
+         raw_event_retention_days"
     };
 }
 
@@ -112,6 +116,8 @@ pub struct MemorySettings {
     pub promote_kinds: Option<Vec<String>>,
     /// `Some(None)` removes the rule.
     pub promote_after_days: Option<Option<i32>>,
+    /// `Some(None)`: the deployment's default.
+    pub raw_event_retention_days: Option<Option<i32>>,
 }
 
 /// Changes a project's memory settings; `None` when the team has no such project.
@@ -130,7 +136,8 @@ pub async fn update_memory_settings(
              retention_days = CASE WHEN $7 THEN $8 ELSE retention_days END,
              memory_visibility = coalesce($9, memory_visibility),
              promote_kinds = coalesce($10, promote_kinds),
-             promote_after_days = CASE WHEN $11 THEN $12 ELSE promote_after_days END
+             promote_after_days = CASE WHEN $11 THEN $12 ELSE promote_after_days END,
+             raw_event_retention_days = CASE WHEN $13 THEN $14 ELSE raw_event_retention_days END
          WHERE team_id = $1 AND id = $2 RETURNING ",
         project_columns!()
     ))
@@ -146,6 +153,8 @@ pub async fn update_memory_settings(
     .bind(s.promote_kinds)
     .bind(s.promote_after_days.is_some())
     .bind(s.promote_after_days.flatten())
+    .bind(s.raw_event_retention_days.is_some())
+    .bind(s.raw_event_retention_days.flatten())
     .fetch_optional(db)
     .await
 }

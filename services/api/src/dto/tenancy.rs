@@ -51,6 +51,10 @@ pub struct ProjectDto {
     pub memory_visibility: String,
     pub promote_kinds: Vec<String>,
     pub promote_after_days: Option<i32>,
+    /// Raw events (not memories) are dropped this many days after arrival,
+    /// once digested; `null`: the deployment's `CAIRN_RAW_EVENT_RETENTION_DAYS`,
+    /// 0: kept for ever.
+    pub raw_event_retention_days: Option<i32>,
 }
 
 impl From<Project> for ProjectDto {
@@ -68,6 +72,7 @@ impl From<Project> for ProjectDto {
             memory_visibility: p.memory_visibility,
             promote_kinds: p.promote_kinds,
             promote_after_days: p.promote_after_days,
+            raw_event_retention_days: p.raw_event_retention_days,
             retention_days: p.retention_days,
             created_at_epoch: to_epoch_ms(p.created_at),
         }

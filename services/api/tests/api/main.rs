@@ -26,6 +26,7 @@ mod live;
 mod malformed;
 mod mcp;
 mod memory_changes;
+mod one_statement;
 mod plans;
 mod poisoning;
 mod privacy;

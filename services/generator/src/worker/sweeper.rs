@@ -3,7 +3,8 @@
 //! with no attempts left, and wakes idle workers when due jobs are waiting — jobs whose wake-up was lost (Redis
 //! down or flushed) and jobs whose `next_attempt_at` has come. Every
 //! `CAIRN_IDLE_CHECK_MS` it also ends sessions left idle (`cairn_core::sessions::end`),
-//! and every `CAIRN_UPKEEP_MS` it consolidates and archives memories (`cairn_core::upkeep`).
+//! and every `CAIRN_UPKEEP_MS` it consolidates and archives memories (`cairn_core::upkeep`);
+//! every `CAIRN_RETENTION_CHECK_MS` it sheds raw events past retention (`store::retention`).
 
 use std::{sync::Arc, time::Duration};
 
@@ -22,6 +23,7 @@ pub async fn sweep(ctx: Arc<Context>, hints: mpsc::Sender<Hint>, shutdown: Cance
     let actor = format!("rescuer:{}", ctx.config.worker_prefix);
     let mut idle_checked: Option<std::time::Instant> = None;
     let mut upkept: Option<std::time::Instant> = None;
+    let mut retained: Option<std::time::Instant> = None;
     loop {
         // Jitter keeps several generators from sweeping in step.
         let pause = ctx
@@ -48,9 +50,31 @@ pub async fn sweep(ctx: Arc<Context>, hints: mpsc::Sender<Hint>, shutdown: Cance
                 Err(e) => tracing::warn!(error = %e, "memory upkeep failed"),
             }
         }
+        if retained.is_none_or(|at| at.elapsed() >= ctx.config.retention_check) {
+            retained = Some(std::time::Instant::now());
+            shed_raw_events(&ctx).await;
+        }
         if let Err(e) = sweep_once(&ctx, &actor, &hints).await {
             tracing::warn!(error = %e, "sweep failed");
         }
+    }
+}
+
+/// Weekly partitions made ahead, raw events past retention shed.
+async fn shed_raw_events(ctx: &Context) {
+    match ctx.pool.acquire().await {
+        Ok(mut conn) => {
+            if let Err(e) = cairn_shared::db::ensure_partitions(&mut conn).await {
+                tracing::warn!(error = %e, "creating the weekly partitions failed");
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "creating the weekly partitions failed"),
+    }
+    let days = ctx.config.raw_event_retention_days;
+    match cairn_core::store::retention::run(&ctx.pool, days, chrono::Utc::now()).await {
+        Ok(shed) if shed != Default::default() => tracing::info!(?shed, "raw-event retention"),
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "raw-event retention failed"),
     }
 }
 

@@ -15,6 +15,7 @@ mod memory_loop;
 mod provider_errors;
 mod race;
 mod redis_outage;
+mod retention;
 mod robustness;
 mod state_machine;
 mod support;

@@ -172,6 +172,12 @@ pub struct ProjectSettingsInput {
     #[serde(default, deserialize_with = "super::present")]
     #[schema(value_type = Option<i32>, minimum = 1, maximum = 365)]
     pub promote_after_days: Option<Option<i32>>,
+    /// Drop raw events (not memories) this many days after arrival, once
+    /// their turn is digested (0..=36500; 0 keeps them for ever); `null`
+    /// follows the deployment's `CAIRN_RAW_EVENT_RETENTION_DAYS`.
+    #[serde(default, deserialize_with = "super::present")]
+    #[schema(value_type = Option<i32>, minimum = 0, maximum = 36500)]
+    pub raw_event_retention_days: Option<Option<i32>>,
 }
 
 /// Set a project's memory settings (admin; audited).
@@ -228,6 +234,16 @@ pub async fn update_project(
             "`retentionDays` is 1..=36500 or null",
         ));
     }
+    if body
+        .raw_event_retention_days
+        .flatten()
+        .is_some_and(|d| !(0..=36_500).contains(&d))
+    {
+        return Err(ApiError::unprocessable(
+            "invalid_field",
+            "`rawEventRetentionDays` is 0..=36500 or null",
+        ));
+    }
     let settings = projects::MemorySettings {
         context_budget_tokens: body.context_budget_tokens,
         prompt_context: body.prompt_context,
@@ -237,6 +253,7 @@ pub async fn update_project(
         memory_visibility: body.memory_visibility.clone(),
         promote_kinds: body.promote_kinds.clone(),
         promote_after_days: body.promote_after_days,
+        raw_event_retention_days: body.raw_event_retention_days,
     };
     let mut tx = state.pool.begin().await?;
     let updated = projects::update_memory_settings(&mut *tx, project.team_id, project.id, settings)
@@ -267,6 +284,7 @@ pub async fn update_project(
             "memoryVisibility": updated.memory_visibility,
             "promoteKinds": updated.promote_kinds,
             "promoteAfterDays": updated.promote_after_days,
+            "rawEventRetentionDays": updated.raw_event_retention_days,
         }),
     )
     .await?;
