@@ -2,7 +2,9 @@
 //! the database, the privacy filter, how events group into turns, the
 //! embedder and the retrieval index — and where due jobs are announced.
 //! The server keeps one per process (inside its `AppState`); an embedding
-//! program gets one from [`crate::Cairn`].
+//! program gets one from [`crate::Cairn`]. Reads that may lag behind the
+//! primary (search, context, dashboard listings) go to `read_pool`: a read
+//! replica when the server is given one, else the primary pool itself.
 
 use std::sync::Arc;
 
@@ -45,7 +47,13 @@ pub struct Options {
 }
 
 pub struct Engine {
+    /// The primary: every write, and every read that must see the latest
+    /// write (auth, ingest, idempotent duplicates, a row just written).
     pub pool: PgPool,
+    /// Lag-tolerant reads (search's rows, the context builders' gathering,
+    /// timelines): a streaming replica with [`Engine::with_read_pool`], else
+    /// a clone of `pool` (the same connections).
+    pub read_pool: PgPool,
     pub privacy: PrivacyFilter,
     pub coalescing: Coalescing,
     /// `None` when embeddings are off or the model is missing: search and
@@ -64,6 +72,7 @@ impl Engine {
         let retrieval = cairn_retrieval::Engine::new(pool.clone(), options.retrieval);
         let follower = options.index_everything.then(|| retrieval.start().abort_handle());
         Self {
+            read_pool: pool.clone(),
             pool,
             privacy: options.privacy,
             coalescing: options.coalescing,
@@ -72,6 +81,15 @@ impl Engine {
             wake: options.wake,
             follower,
         }
+    }
+}
+
+impl Engine {
+    /// Sends lag-tolerant reads to `read_pool` (a read replica of `pool`).
+    /// The retrieval index keeps following the primary.
+    pub fn with_read_pool(mut self, read_pool: PgPool) -> Self {
+        self.read_pool = read_pool;
+        self
     }
 }
 

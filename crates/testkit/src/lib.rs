@@ -3,6 +3,7 @@
 //! Postgres database and the local Redis, with bootstrap tokens.
 
 pub mod oidc;
+pub mod standby;
 
 use std::collections::HashMap;
 
@@ -87,7 +88,12 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(options: Options) -> TestApp {
-    let database_url = fresh_database().await;
+    spawn_app_on(fresh_database().await, options).await
+}
+
+/// [`spawn_app_with`] over an empty database of the caller's (another
+/// cluster's, say): migrated and bootstrapped by the app.
+pub async fn spawn_app_on(database_url: String, options: Options) -> TestApp {
     let mut env: HashMap<String, String> = [
         ("CAIRN_DATABASE_URL", database_url.clone()),
         ("CAIRN_REDIS_URL", options.redis_url.clone()),
@@ -154,7 +160,16 @@ async fn serve(state: AppState) -> (String, tokio::task::JoinHandle<()>) {
 impl TestApp {
     /// The same database served by a new API process state (a restart, or a second replica).
     pub async fn restart(&self) -> TestApp {
-        let state = start_state(&self.env).await;
+        self.restart_with(vec![]).await
+    }
+
+    /// [`TestApp::restart`] with these variables set too.
+    pub async fn restart_with(&self, extra: Vec<(&'static str, String)>) -> TestApp {
+        let mut env = self.env.clone();
+        for (k, v) in extra {
+            env.insert(k.to_string(), v);
+        }
+        let state = start_state(&env).await;
         let (base, server) = serve(state.clone()).await;
         TestApp {
             base,
@@ -165,7 +180,7 @@ impl TestApp {
             team_id: self.team_id,
             project_id: self.project_id,
             database_url: self.database_url.clone(),
-            env: self.env.clone(),
+            env,
             server,
         }
     }

@@ -4,7 +4,7 @@ use std::{net::SocketAddr, time::Duration};
 
 use cairn_shared::{
     auth::SigningKey,
-    config::{ConfigError, Env, StoreConfig, listen_addr, millis, parsed, required},
+    config::{ConfigError, Env, StoreConfig, listen_addr, millis, parsed, required, var},
 };
 
 #[derive(Clone, Debug)]
@@ -18,6 +18,10 @@ pub struct ApiConfig {
     /// `CAIRN_OIDC_*`: single sign-on; `None` for token sign-in only.
     pub oidc: Option<crate::auth::oidc::config::OidcConfig>,
     pub store: StoreConfig,
+    /// `CAIRN_DATABASE_READ_URL`: a streaming replica of the primary for
+    /// reads that may lag (search, context, dashboard listings); `None`
+    /// reads everything from `CAIRN_DATABASE_URL`.
+    pub database_read_url: Option<String>,
     pub signing_key: SigningKey,
     pub limits: Limits,
     pub rate_limits: RateLimits,
@@ -98,6 +102,25 @@ pub struct RateLimits {
 
 pub use cairn_core::ingest::Coalescing;
 
+/// `CAIRN_DATABASE_READ_URL`, when set: a Postgres URL (its password never
+/// shown in an error).
+fn database_read_url(env: &dyn Env) -> Result<Option<String>, ConfigError> {
+    let Some(url) = var(env, "CAIRN_DATABASE_READ_URL")?.filter(|u| !u.trim().is_empty()) else {
+        return Ok(None);
+    };
+    if !url.starts_with("postgres://") && !url.starts_with("postgresql://") {
+        let scheme = url
+            .split_once("://")
+            .map_or("…".to_string(), |(s, _)| format!("{s}://…"));
+        return Err(ConfigError::Invalid {
+            name: "CAIRN_DATABASE_READ_URL",
+            value: scheme,
+            reason: "must start with postgres:// or postgresql://".into(),
+        });
+    }
+    Ok(Some(url))
+}
+
 impl ApiConfig {
     pub fn from_env(env: &dyn Env) -> Result<Self, ConfigError> {
         let key = required(
@@ -132,6 +155,7 @@ impl ApiConfig {
             public_url_set: env.get("CAIRN_PUBLIC_URL").is_some(),
             oidc: crate::auth::oidc::config::OidcConfig::from_env(env)?,
             store: StoreConfig::from_env(env)?,
+            database_read_url: database_read_url(env)?,
             signing_key,
             limits: Limits {
                 max_body_bytes: parsed(env, "CAIRN_MAX_BODY_BYTES", 2 * 1024 * 1024)?,
@@ -205,5 +229,37 @@ mod tests {
         ])
         .unwrap_err();
         assert!(err.to_string().contains("CAIRN_MAX_BODY_BYTES"));
+    }
+
+    const KEY: &str = "0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn the_read_url_is_optional_and_checked_like_the_primary_url() {
+        let unset = ApiConfig::from_env(&[
+            ("CAIRN_DATABASE_URL", "postgres://p/db"),
+            ("CAIRN_JWT_SECRET", KEY),
+        ])
+        .unwrap();
+        assert_eq!(unset.database_read_url, None);
+        let set = ApiConfig::from_env(&[
+            ("CAIRN_DATABASE_URL", "postgres://p/db"),
+            ("CAIRN_JWT_SECRET", KEY),
+            ("CAIRN_DATABASE_READ_URL", "postgresql://replica:5433/db"),
+        ])
+        .unwrap();
+        assert_eq!(
+            set.database_read_url.as_deref(),
+            Some("postgresql://replica:5433/db")
+        );
+        let err = ApiConfig::from_env(&[
+            ("CAIRN_DATABASE_URL", "postgres://p/db"),
+            ("CAIRN_JWT_SECRET", KEY),
+            ("CAIRN_DATABASE_READ_URL", "mysql://u:hunter2@replica/db"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("CAIRN_DATABASE_READ_URL is invalid"), "{err}");
+        assert!(err.contains("mysql://…"), "{err}");
+        assert!(!err.contains("hunter2"), "a URL's password is never shown: {err}");
     }
 }

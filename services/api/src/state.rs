@@ -15,9 +15,9 @@ use crate::{auth::TokenCache, config::ApiConfig, middleware::rate_limit::RateLim
 #[derive(Clone)]
 pub struct AppState(Arc<Inner>);
 
-/// The engine (pool, privacy filter, embedder, retrieval index) and what
-/// only the HTTP service needs. Fields of the engine read through it
-/// (`state.pool`).
+/// The engine (pool and read pool, privacy filter, embedder, retrieval
+/// index) and what only the HTTP service needs. Fields of the engine read
+/// through it (`state.pool`, `state.read_pool`).
 pub struct Inner {
     pub engine: Engine,
     pub config: ApiConfig,
@@ -81,6 +81,11 @@ impl AppState {
             poll_interval: config.index_poll,
             model: embedder.as_ref().map(|e| e.model().to_string()),
         };
+        // Lag-tolerant reads go to the replica when there is one.
+        let read_pool = match &config.database_read_url {
+            Some(url) => cairn_shared::db::connect_replica(&config.store, url, "CAIRN_DATABASE_READ_URL")?,
+            None => pool.clone(),
+        };
         let engine = Engine::new(
             pool,
             Options {
@@ -91,7 +96,8 @@ impl AppState {
                 index_everything: true,
                 wake: Arc::new(RedisWake(wakeups.clone())),
             },
-        );
+        )
+        .with_read_pool(read_pool);
         let oidc = config.oidc.clone().map(crate::auth::oidc::Provider::new);
         Ok(Self(Arc::new(Inner {
             engine,

@@ -6,6 +6,7 @@
 
 use crate::tenancy::Viewer;
 use chrono::{DateTime, Utc};
+use sqlx::PgPool;
 use uuid::Uuid;
 
 pub use crate::store::context::{ObservationItem, ProjectSettings, SummaryItem, settings};
@@ -44,17 +45,19 @@ pub struct WorkAtHand<'a> {
     pub changed: &'a [String],
 }
 
-/// What a context is built from; a query's relevant memories found by the
+/// What a context is built from, read from `reads` (the engine's
+/// `read_pool`, or the primary); a query's relevant memories found by the
 /// retrieval engine; as of `as_of` (a commit's first sighting) when set.
 pub async fn candidates(
     state: &Engine,
+    reads: &PgPool,
     project_id: Uuid,
     query: Option<&str>,
     work: &WorkAtHand<'_>,
     as_of: Option<DateTime<Utc>>,
     viewer: Viewer,
 ) -> Result<Candidates> {
-    let pool = &state.pool;
+    let pool = reads;
     let summaries = store::newest_summaries(pool, project_id, SUMMARIES, as_of, viewer);
     let recent = store::newest_observations(pool, project_id, RECENT, as_of, viewer);
     // Counted up to a cap: the footer says "1000+" rather than scan a large project.
@@ -62,7 +65,7 @@ pub async fn candidates(
     let (summaries, recent, total_observations): (Vec<SummaryItem>, Vec<ObservationItem>, i64) =
         tokio::try_join!(summaries, recent, total)?;
     let relevant = match query.map(str::trim).filter(|q| !q.is_empty()) {
-        Some(q) => relevant(state, project_id, q, as_of, viewer).await?,
+        Some(q) => relevant(state, reads, project_id, q, as_of, viewer).await?,
         None => {
             // The work at hand first: memories of the files changed in the
             // worktree, then of this branch's earlier sessions, then the newest.
@@ -101,26 +104,37 @@ pub async fn candidates(
 /// When the text cannot be embedded now (logged), by words alone.
 pub async fn relevant(
     state: &Engine,
+    reads: &PgPool,
     project_id: Uuid,
     text: &str,
     as_of: Option<DateTime<Utc>>,
     viewer: Viewer,
 ) -> Result<Vec<ObservationItem>> {
-    Ok(
-        relevant_scored(state, project_id, text, as_of, DETAILED as usize, false, viewer)
-            .await?
-            .into_iter()
-            .map(|(o, _)| o)
-            .collect(),
+    Ok(relevant_scored(
+        state,
+        reads,
+        project_id,
+        text,
+        as_of,
+        DETAILED as usize,
+        false,
+        viewer,
     )
+    .await?
+    .into_iter()
+    .map(|(o, _)| o)
+    .collect())
 }
 
 /// [`relevant`], at most `want`, with the engine's hits (best first); turn
 /// and session summaries too when `summaries` (each shown as an item whose
 /// kind is `turn summary` or `session summary`: the prompt as its title,
-/// what was learned, done and left to do as its facts).
+/// what was learned, done and left to do as its facts). The hits' rows are
+/// read from `reads`: a hit the pool does not hold yet is left out.
+#[allow(clippy::too_many_arguments)]
 pub async fn relevant_scored(
     state: &Engine,
+    reads: &PgPool,
     project_id: Uuid,
     text: &str,
     as_of: Option<DateTime<Utc>>,
@@ -170,13 +184,13 @@ pub async fn relevant_scored(
         of(cairn_retrieval::Source::Summary),
     );
     let mut known: std::collections::HashMap<Uuid, ObservationItem> =
-        store::observations_by_ids(&state.pool, project_id, &observation_ids, as_of, viewer)
+        store::observations_by_ids(reads, project_id, &observation_ids, as_of, viewer)
             .await?
             .into_iter()
             .map(|o| (o.id, o))
             .collect();
     if !summary_ids.is_empty() {
-        for s in store::summaries_by_ids(&state.pool, project_id, &summary_ids, as_of, viewer).await? {
+        for s in store::summaries_by_ids(reads, project_id, &summary_ids, as_of, viewer).await? {
             known.insert(s.id, summary_item(s));
         }
     }

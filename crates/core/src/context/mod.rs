@@ -89,7 +89,19 @@ pub struct Built {
 
 /// The context of a request; a query's relevant memories come from the
 /// retrieval engine (by words, and by meaning when there is an embedder).
+/// The memories are read from the engine's `read_pool` (a replica may lag).
 pub async fn build(state: &crate::engine::Engine, request: &ContextRequest<'_>) -> Result<Built> {
+    build_from(state, &state.read_pool, request).await
+}
+
+/// [`build`], reading the memories from `reads` (the primary, when a
+/// replica failed); the project's settings always from the primary, so a
+/// project just created or changed is seen as it is.
+pub async fn build_from(
+    state: &crate::engine::Engine,
+    reads: &sqlx::PgPool,
+    request: &ContextRequest<'_>,
+) -> Result<Built> {
     let pool = &state.pool;
     let settings = gather::settings(pool, request.project_id)
         .await?
@@ -109,6 +121,7 @@ pub async fn build(state: &crate::engine::Engine, request: &ContextRequest<'_>) 
     let query = request.query.map(str::trim).filter(|q| !q.is_empty());
     let candidates = gather::candidates(
         state,
+        reads,
         request.project_id,
         query,
         &request.work_at_hand(),

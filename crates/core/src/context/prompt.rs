@@ -47,7 +47,18 @@ async fn lookup(
     if !settings.prompt_context {
         return Ok(None);
     }
-    let found = gather::relevant_scored(state, project_id, prompt, None, GATE_FIELD, true, viewer).await?;
+    // The project's switch from the primary; the memories from the read pool.
+    let found = gather::relevant_scored(
+        state,
+        &state.read_pool,
+        project_id,
+        prompt,
+        None,
+        GATE_FIELD,
+        true,
+        viewer,
+    )
+    .await?;
     let matches = admitted(found, gather::DETAILED as usize);
     Ok(render(&matches, settings.prompt_context_budget_tokens as usize))
 }

@@ -124,9 +124,10 @@ pub struct Page {
 /// `mode=vector` without an embedder (`invalid_field`). A ranked query is
 /// answered by the retrieval engine (`engine`) over every memory of the
 /// project; listings by date, and filters the engine does not hold, by the
-/// Postgres statement (`sql`).
+/// Postgres statement (`sql`). Rows are read from the engine's `read_pool`
+/// (a replica may lag: a memory it has not replayed yet is no hit, even
+/// when the retrieval index, which follows the primary, ranked it).
 pub async fn search(state: &crate::engine::Engine, request: &SearchRequest) -> Result<Page> {
-    let pool = &state.pool;
     let mode = Mode::resolve(request.mode, state.embedder.is_some())?;
     let limit = params::limit(Some(request.limit), 20)?;
     let cursor = match request.cursor.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
@@ -184,7 +185,7 @@ pub async fn search(state: &crate::engine::Engine, request: &SearchRequest) -> R
             .encode()
         });
         keys.truncate(limit as usize);
-        return load_page(pool, request.project_id, keys, next_cursor).await;
+        return load_page(state, request.project_id, keys, next_cursor).await;
     }
     if mode == Mode::Vector {
         return Err(Error::unprocessable(
@@ -194,7 +195,7 @@ pub async fn search(state: &crate::engine::Engine, request: &SearchRequest) -> R
         ));
     }
     let mut keys = sql::hits(
-        pool,
+        &state.read_pool,
         order,
         &sql::Params {
             project_id: request.project_id,
@@ -216,17 +217,19 @@ pub async fn search(state: &crate::engine::Engine, request: &SearchRequest) -> R
         .encode()
     });
     keys.truncate(limit as usize);
-    load_page(pool, request.project_id, keys, next_cursor).await
+    load_page(state, request.project_id, keys, next_cursor).await
 }
 
-/// The rows of a page's keys, in order; a row deleted since the page was ranked is skipped.
+/// The rows of a page's keys, in order, from the read pool; a row deleted
+/// since the page was ranked (or not yet on the replica) is skipped. The
+/// retrievals are recorded on the primary.
 async fn load_page(
-    pool: &sqlx::PgPool,
+    state: &crate::engine::Engine,
     project_id: Uuid,
     keys: Vec<sql::HitKey>,
     next_cursor: Option<String>,
 ) -> Result<Page> {
-    let (mut observations, mut summaries) = sql::load(pool, project_id, &keys).await?;
+    let (mut observations, mut summaries) = sql::load(&state.read_pool, project_id, &keys).await?;
     // A row deleted since the page was ranked is skipped.
     let hits = keys
         .into_iter()
@@ -244,7 +247,7 @@ async fn load_page(
         .filter(|h| matches!(h, Hit::Observation { .. }))
         .map(Hit::id)
         .collect();
-    crate::store::retrievals::record_later(pool, project_id, found);
+    crate::store::retrievals::record_later(&state.pool, project_id, found);
     Ok(Page { hits, next_cursor })
 }
 
@@ -265,7 +268,7 @@ pub struct Timeline {
 
 /// `before` and `after` (each 0..=50) observations around the anchor, in
 /// time order; `None` when the anchor is not an observation of the project
-/// or the query finds none.
+/// or the query finds none. Read from the engine's `read_pool`.
 pub async fn timeline(
     state: &crate::engine::Engine,
     project_id: Uuid,
@@ -306,7 +309,7 @@ pub async fn timeline(
         }
     };
     let items = timeline::around(
-        &state.pool,
+        &state.read_pool,
         project_id,
         anchor,
         (before, after),

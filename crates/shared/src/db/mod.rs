@@ -7,7 +7,7 @@ mod pool;
 
 pub use migrate::{MIGRATOR, check_schema, run_migrations};
 pub use partitions::{PARTITIONED, ensure_partitions};
-pub use pool::{connect, ping};
+pub use pool::{connect, connect_replica, ping};
 
 /// True when the error is a unique violation of the named constraint or index.
 pub fn is_unique_violation(err: &sqlx::Error, constraint: &str) -> bool {

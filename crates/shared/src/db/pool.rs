@@ -14,10 +14,28 @@ use crate::config::StoreConfig;
 /// `idle_in_transaction_session_timeout`, so a locked table or a stuck
 /// client answers 503 in bounded time instead of pinning the pool.
 pub async fn connect(config: &StoreConfig) -> anyhow::Result<PgPool> {
-    let options: PgConnectOptions = config
-        .database_url
+    let (pool, options) = settings(config, &config.database_url, "CAIRN_DATABASE_URL")?;
+    pool.connect_with(options)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot connect to Postgres at CAIRN_DATABASE_URL: {e}"))
+}
+
+/// A pool on a read replica (`url`, named `name` in errors), with the
+/// primary pool's size and timeouts. Lazy: the process starts, and answers
+/// everything that reads the primary, while the replica is away.
+pub fn connect_replica(config: &StoreConfig, url: &str, name: &str) -> anyhow::Result<PgPool> {
+    let (pool, options) = settings(config, url, name)?;
+    Ok(pool.connect_lazy_with(options))
+}
+
+fn settings(
+    config: &StoreConfig,
+    url: &str,
+    name: &str,
+) -> anyhow::Result<(PgPoolOptions, PgConnectOptions)> {
+    let options: PgConnectOptions = url
         .parse()
-        .map_err(|e| anyhow::anyhow!("CAIRN_DATABASE_URL is not a Postgres URL: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("{name} is not a Postgres URL: {e}"))?;
     let t = &config.timeouts;
     let options = options.options([
         ("statement_timeout", ms(t.statement)),
@@ -27,11 +45,8 @@ pub async fn connect(config: &StoreConfig) -> anyhow::Result<PgPool> {
     let pool = PgPoolOptions::new()
         .max_connections(config.database_max_connections)
         .min_connections(1)
-        .acquire_timeout(t.acquire)
-        .connect_with(options)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot connect to Postgres at CAIRN_DATABASE_URL: {e}"))?;
-    Ok(pool)
+        .acquire_timeout(t.acquire);
+    Ok((pool, options))
 }
 
 fn ms(d: Duration) -> String {

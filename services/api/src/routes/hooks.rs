@@ -220,7 +220,7 @@ pub async fn post_hook(
                 changed: &changed,
                 viewer: auth.viewer(),
             };
-            Some(context::build(&state, &request).await?.selection.markdown)
+            Some(session_start_context(&state, &request).await?)
         }
         // Related memories are looked up while the event is stored, within their deadline.
         Some(Moment::UserPrompt) => {
@@ -269,6 +269,20 @@ pub async fn post_hook(
         }
     };
     Ok(Json(agent.answer(&agent_event, context)))
+}
+
+/// The SessionStart context, gathered from the read pool; when that fails
+/// (a replica away or restarting), from the primary, so the hook's answer
+/// does not depend on the replica.
+async fn session_start_context(state: &AppState, request: &ContextRequest<'_>) -> ApiResult<String> {
+    let built = match context::build(state, request).await {
+        Err(e) if e.status.is_server_error() => {
+            tracing::warn!(error = %e.message, "SessionStart context: the read pool failed; reading the primary");
+            context::build_from(state, &state.pool, request).await?
+        }
+        built => built?,
+    };
+    Ok(built.selection.markdown)
 }
 
 fn body_cwd(event: &IncomingEvent) -> Option<&str> {

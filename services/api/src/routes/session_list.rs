@@ -122,7 +122,7 @@ pub async fn list_sessions(
     };
     let project = auth.project(&state, q.project_id.as_deref()).await?;
     let mut rows = session_views::list(
-        &state.pool,
+        &state.read_pool,
         project.team_id,
         project.id,
         q.member_id,
@@ -240,7 +240,7 @@ pub async fn get_session_timeline(
 ) -> ApiResult<Json<SessionTimeline>> {
     auth.require(Scope::Read)?;
     let session = session_views::one(
-        &state.pool,
+        &state.read_pool,
         auth.team_id,
         auth.project_filter(),
         id,
@@ -248,7 +248,8 @@ pub async fn get_session_timeline(
     )
     .await?
     .ok_or_else(|| ApiError::not_found("session_not_found", "no such session"))?;
-    let (pool, project_id) = (&state.pool, session.project_id);
+    // A dashboard view: read from the replica when there is one.
+    let (pool, project_id) = (&state.read_pool, session.project_id);
     let mut turns = session_views::turns(pool, id).await?;
     let turns_truncated = turns.len() as i64 > MAX_TURNS;
     if turns_truncated {

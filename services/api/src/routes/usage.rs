@@ -67,7 +67,8 @@ pub async fn get_project_usage(
     }
     let project = auth.project(&state, Some(&project_id)).await?;
     let budget = usage::project_budget(&state.pool, project.team_id, project.id).await?;
-    let rows = usage::project_days(&state.pool, project.id, days).await?;
+    // The chart's days may lag (the read replica); the budget is the primary's.
+    let rows = usage::project_days(&state.read_pool, project.id, days).await?;
     Ok(Json(ProjectUsage {
         project_id: project.id,
         daily_token_budget: budget,

@@ -33,6 +33,7 @@ mod privacy;
 mod private_first;
 mod privileges;
 mod project_rules;
+mod read_replica;
 mod redis_down;
 mod retrieval;
 mod search;
