@@ -17,7 +17,7 @@
 -- * done() prints one machine-readable line, WRK_RESULT key=value ..., that
 --   ingest.sh parses; latencies there are in microseconds.
 
-local SESSIONS = 64
+local SESSIONS = tonumber(os.getenv("SESSIONS") or "64") -- ingest.sh exports it
 
 local threads = {}
 local next_tid = 0

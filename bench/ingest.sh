@@ -14,7 +14,7 @@
 # missing). The database cairn_bench is dropped and recreated.
 #
 # Knobs (environment): WARMUP_SECS (10), DURATION_SECS (20), CONCURRENCY
-# ("8 32"), THREADS (2), BENCH_PORT (first free port from 18080),
+# ("8 32"), THREADS (2), SESSIONS (64; 1 puts every event in one turn), BENCH_PORT (first free port from 18080),
 # SKIP_BUILD=1, TELEMETRY=on (the API with /metrics on a port of its own and
 # OpenTelemetry traces exported to bench/otlp_sink.py, to measure their
 # cost against a run without), BENCH_API_BIN (another cairn-api build, e.g. an older
@@ -32,7 +32,7 @@ WARMUP_SECS=${WARMUP_SECS:-10}
 DURATION_SECS=${DURATION_SECS:-20}
 CONCURRENCY=${CONCURRENCY:-"8 32"}
 THREADS=${THREADS:-2}
-SESSIONS=64 # keep in step with SESSIONS in ingest.lua
+export SESSIONS=${SESSIONS:-64} # sessions the events spread over (ingest.lua reads it); 1: every event joins one turn
 
 STAMP=$(date +%Y%m%d-%H%M%S)
 OUT_DIR=$BENCH_DIR/out
