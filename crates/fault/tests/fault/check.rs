@@ -269,7 +269,7 @@ impl Report {
     }
 
     /// Reads the Postgres log (this scenario's cluster) and the services' logs.
-    pub fn read_logs(&mut self, postgres_log: &Path, api_log: &Path, generator_log: &Path) {
+    pub fn read_logs(&mut self, postgres_log: &Path, services: &[(String, std::path::PathBuf)]) {
         let pg = std::fs::read_to_string(postgres_log).unwrap_or_default();
         let already: Vec<&str> = pg.lines().filter(|l| l.contains(ALREADY_IN_TX)).collect();
         let timeouts: Vec<&str> = pg.lines().filter(|l| l.contains(IDLE_TIMEOUT)).collect();
@@ -283,7 +283,7 @@ impl Report {
             self.evidence
                 .push(format!("postgres.log ×{}: {first}", timeouts.len()));
         }
-        for (name, path) in [("api.log", api_log), ("generator.log", generator_log)] {
+        for (name, path) in services {
             let text = std::fs::read_to_string(path).unwrap_or_default();
             let summary = summarize_levels(&text, &["ERROR"]);
             if !summary.is_empty() {

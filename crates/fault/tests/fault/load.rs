@@ -113,21 +113,31 @@ pub struct Load {
 
 #[derive(Clone)]
 struct Target {
-    base: String,
+    /// Every API replica; each attempt goes to the next one, as a load
+    /// balancer would spread them (a retry after a dead replica lands on
+    /// another).
+    bases: Arc<Vec<String>>,
+    next: Arc<AtomicUsize>,
+    /// The first replica's port, for requests abandoned over a raw socket.
     port: u16,
     token: String,
     http: reqwest::Client,
 }
 
 impl Target {
-    fn new(base: &str, port: u16, token: &str, knobs: &Knobs) -> Target {
+    fn base(&self) -> &str {
+        &self.bases[self.next.fetch_add(1, Ordering::Relaxed) % self.bases.len()]
+    }
+
+    fn new(bases: &[String], port: u16, token: &str, knobs: &Knobs) -> Target {
         let http = reqwest::Client::builder()
             .timeout(knobs.request_timeout)
             .connect_timeout(Duration::from_secs(1))
             .build()
             .expect("http client");
         Target {
-            base: base.to_string(),
+            bases: Arc::new(bases.to_vec()),
+            next: Arc::new(AtomicUsize::new(0)),
             port,
             token: token.to_string(),
             http,
@@ -231,8 +241,9 @@ pub fn events_per_session(knobs: &Knobs) -> usize {
 }
 
 impl Load {
-    /// Starts the clients; `label` names the sessions.
-    pub fn start(base: &str, port: u16, token: &str, label: &str, knobs: &Knobs) -> Load {
+    /// Starts the clients against the API replicas `bases` (the first on
+    /// `port`); `label` names the sessions.
+    pub fn start(bases: &[String], port: u16, token: &str, label: &str, knobs: &Knobs) -> Load {
         let per_session = events_per_session(knobs);
         let sessions = knobs.events.div_ceil(per_session).max(1);
         let clients = knobs.clients.clamp(1, sessions);
@@ -244,7 +255,7 @@ impl Load {
             clients,
             clients_done: AtomicUsize::new(0),
         });
-        let target = Target::new(base, port, token, knobs);
+        let target = Target::new(bases, port, token, knobs);
         let run: String = (0..4).map(|_| format!("{:02x}", rand::random::<u8>())).collect();
         let tasks = (0..clients)
             .map(|c| {
@@ -278,7 +289,7 @@ impl Load {
         concurrency: usize,
         then_send: bool,
     ) -> Stats {
-        let target = Target::new(base, port, token, knobs);
+        let target = Target::new(&[base.to_string()], port, token, knobs);
         let shared = Arc::new(Shared {
             planned: events.len() as u64,
             answered: AtomicU64::new(0),
@@ -400,7 +411,7 @@ async fn send_until_2xx(
         attempt += 1;
         let mut req = target
             .http
-            .post(format!("{}{HOOK_PATH}", target.base))
+            .post(format!("{}{HOOK_PATH}", target.base()))
             .bearer_auth(&target.token)
             .header("content-type", "application/json")
             .body(body.to_vec());

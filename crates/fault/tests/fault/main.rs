@@ -53,3 +53,11 @@ async fn postgres_restarted_under_load() {
 async fn abandoned_requests() {
     run(Fault::AbandonedRequests).await;
 }
+
+/// Three API processes and two generators on one Postgres and one Redis,
+/// each request sent to the next API: kill -9 of one API and one generator
+/// (while it holds a job) under load, started again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn replica_set_api_and_generator_killed() {
+    run(Fault::ReplicaSet).await;
+}

@@ -23,6 +23,8 @@ pub enum Fault {
     Redis,
     PostgresRestart,
     AbandonedRequests,
+    /// Three API processes and two generators; kill -9 of one of each.
+    ReplicaSet,
 }
 
 impl Fault {
@@ -33,6 +35,7 @@ impl Fault {
             Fault::Redis => "redis-outage",
             Fault::PostgresRestart => "postgres-restart",
             Fault::AbandonedRequests => "abandoned-requests",
+            Fault::ReplicaSet => "replica-set",
         }
     }
 }
@@ -46,8 +49,11 @@ pub async fn run(fault: Fault) {
     let knobs = Knobs::from_env();
     let started = Instant::now();
     let mut stack = Stack::start(fault.label()).await;
+    if let Fault::ReplicaSet = fault {
+        stack.start_replicas(2, 1).await;
+    }
     let load = Load::start(
-        &stack.base,
+        &stack.bases(),
         stack.api_port,
         &stack.ingest_token,
         fault.label(),
@@ -118,7 +124,7 @@ pub async fn run(fault: Fault) {
     report.gather(&pool, DATABASE, &ledger).await;
     pool.close().await;
     report.unexpected_exits = stack.unexpected_exits.clone();
-    report.read_logs(&stack.pg.log, &stack.api_log, &stack.generator_log);
+    report.read_logs(&stack.pg.log, &stack.service_logs());
     report.elapsed = started.elapsed();
 
     let rendered = report.render();
@@ -143,6 +149,23 @@ async fn at_progress(stack: &mut Stack, shared: &Shared, fraction: f64) {
         stack.supervise().await;
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Mid-work: waits (briefly) until a job is held; how many are.
+async fn wait_for_held_job(pool: &sqlx::PgPool) -> i64 {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut holding = 0i64;
+    while Instant::now() < deadline {
+        holding = sqlx::query_scalar("SELECT count(*) FROM generation_jobs WHERE status = 'processing'")
+            .fetch_one(pool)
+            .await
+            .unwrap_or(0);
+        if holding > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    holding
 }
 
 fn pct(shared: &Shared) -> String {
@@ -171,25 +194,30 @@ async fn inject(
                 ));
             }
         }
+        Fault::ReplicaSet => {
+            let pool = stack.observer().await;
+            for i in 0..knobs.repeat {
+                at_progress(stack, shared, step(i)).await;
+                let at = pct(shared);
+                let holding = wait_for_held_job(&pool).await;
+                stack.kill_api();
+                stack.kill_generator();
+                tokio::time::sleep(knobs.down).await;
+                stack.start_api().await;
+                stack.start_generator();
+                faults.push(format!(
+                    "kill -9 of one of three cairn-api and one of two cairn-generator (holding {holding} of the \
+                     jobs in progress) at {at}, restarted after {:?}; clients spread each attempt over the APIs",
+                    knobs.down
+                ));
+            }
+            pool.close().await;
+        }
         Fault::KillGenerator => {
             let pool = stack.observer().await;
             for i in 0..knobs.repeat {
                 at_progress(stack, shared, step(i)).await;
-                // Mid-work: wait (briefly) until it holds a job.
-                let deadline = Instant::now() + Duration::from_secs(3);
-                let mut holding = 0i64;
-                while Instant::now() < deadline {
-                    holding = sqlx::query_scalar(
-                        "SELECT count(*) FROM generation_jobs WHERE status = 'processing'",
-                    )
-                    .fetch_one(&pool)
-                    .await
-                    .unwrap_or(0);
-                    if holding > 0 {
-                        break;
-                    }
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                }
+                let holding = wait_for_held_job(&pool).await;
                 let at = pct(shared);
                 stack.kill_generator();
                 tokio::time::sleep(knobs.down).await;

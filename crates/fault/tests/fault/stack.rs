@@ -25,6 +25,9 @@ pub struct Stack {
     // Fields drop in order: processes before the servers they use, the dir last.
     api: Option<Proc>,
     generator: Option<Proc>,
+    /// The rest of a replica set: more API processes and generators on the
+    /// same Postgres and Redis (the faults hit the first of each).
+    replicas: Vec<Replica>,
     pub redis: Redis,
     pub pg: Postgres,
     pub api_port: u16,
@@ -39,6 +42,13 @@ pub struct Stack {
     jwt_secret: String,
     /// Removed last, once every process is gone.
     _dir: TempDir,
+}
+
+/// One more API process (`port`) or generator (`None`) of a replica set.
+struct Replica {
+    proc: Option<Proc>,
+    port: Option<u16>,
+    log: PathBuf,
 }
 
 fn random_hex(bytes: usize) -> String {
@@ -59,6 +69,7 @@ impl Stack {
         let mut stack = Stack {
             api: None,
             generator: None,
+            replicas: vec![],
             api_port,
             base: format!("http://127.0.0.1:{api_port}"),
             ingest_token: String::new(),
@@ -81,12 +92,12 @@ impl Stack {
         format!("{}?application_name={app}", self.pg.url(DATABASE))
     }
 
-    fn api_env(&self) -> HashMap<&'static str, String> {
+    fn api_env(&self, port: u16) -> HashMap<&'static str, String> {
         HashMap::from([
             ("CAIRN_DATABASE_URL", self.database_url("cairn-api")),
             ("CAIRN_REDIS_URL", self.redis.url()),
             ("CAIRN_JWT_SECRET", self.jwt_secret.clone()),
-            ("CAIRN_LISTEN_ADDR", format!("127.0.0.1:{}", self.api_port)),
+            ("CAIRN_LISTEN_ADDR", format!("127.0.0.1:{port}")),
             ("CAIRN_DATABASE_MAX_CONNECTIONS", "10".into()),
             // A turn the load leaves without Stop still becomes runnable within the drain.
             ("CAIRN_TURN_IDLE_MS", "5000".into()),
@@ -127,9 +138,54 @@ impl Stack {
     }
 
     pub async fn start_api(&mut self) {
-        let cmd = Self::command(&bins().api, self.api_env());
+        let cmd = Self::command(&bins().api, self.api_env(self.api_port));
         self.api = Some(Proc::spawn("cairn-api", cmd, &self.api_log, Some(libc::SIGTERM)));
         self.wait_api().await;
+    }
+
+    /// Makes the stack a replica set: `apis` more API processes and
+    /// `generators` more generators beside the first of each.
+    pub async fn start_replicas(&mut self, apis: usize, generators: usize) {
+        for i in 0..apis + generators {
+            let port = (i < apis).then(free_port);
+            let log = self.api_log.with_file_name(format!("replica-{i}.log"));
+            self.replicas.push(Replica {
+                proc: None,
+                port,
+                log,
+            });
+            self.start_replica(i).await;
+        }
+    }
+
+    async fn start_replica(&mut self, i: usize) {
+        let (port, log) = (self.replicas[i].port, self.replicas[i].log.clone());
+        let (name, cmd) = match port {
+            Some(port) => ("cairn-api", Self::command(&bins().api, self.api_env(port))),
+            None => (
+                "cairn-generator",
+                Self::command(&bins().generator, self.generator_env()),
+            ),
+        };
+        self.replicas[i].proc = Some(Proc::spawn(name, cmd, &log, Some(libc::SIGTERM)));
+        if let Some(port) = port {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !wait_port(port, Duration::from_millis(100)).await {
+                assert!(
+                    Instant::now() < deadline,
+                    "{name} replica did not listen:\n{}",
+                    tail(&log, 40)
+                );
+            }
+        }
+    }
+
+    /// Every API process's base URL, the first one's first.
+    pub fn bases(&self) -> Vec<String> {
+        let more = self.replicas.iter().filter_map(|r| r.port);
+        std::iter::once(self.base.clone())
+            .chain(more.map(|p| format!("http://127.0.0.1:{p}")))
+            .collect()
     }
 
     async fn wait_api(&mut self) {
@@ -208,6 +264,19 @@ impl Stack {
         if self.supervise_one(false) {
             self.start_generator();
         }
+        for i in 0..self.replicas.len() {
+            let Some(status) = self.replicas[i].proc.as_mut().and_then(|p| p.exited()) else {
+                continue;
+            };
+            let name = self.replicas[i]
+                .proc
+                .take()
+                .map(|p| p.name.clone())
+                .unwrap_or_default();
+            self.unexpected_exits
+                .push((format!("{name} (replica {i})"), describe(status)));
+            self.start_replica(i).await;
+        }
     }
 
     /// True when the process exited on its own (it is then forgotten).
@@ -232,13 +301,31 @@ impl Stack {
     }
 
     /// Every log file, by name, for the report.
-    pub fn logs(&self) -> Vec<(&'static str, PathBuf)> {
-        vec![
-            ("postgres.log", self.pg.log.clone()),
-            ("api.log", self.api_log.clone()),
-            ("generator.log", self.generator_log.clone()),
-            ("redis.log", self.redis_log.clone()),
-        ]
+    pub fn logs(&self) -> Vec<(String, PathBuf)> {
+        let mut logs = vec![
+            ("postgres.log".to_string(), self.pg.log.clone()),
+            ("redis.log".to_string(), self.redis_log.clone()),
+        ];
+        logs.extend(self.service_logs());
+        logs
+    }
+
+    /// The API's and generators' logs, replicas included, by name.
+    pub fn service_logs(&self) -> Vec<(String, PathBuf)> {
+        let first = [
+            ("api.log".to_string(), self.api_log.clone()),
+            ("generator.log".to_string(), self.generator_log.clone()),
+        ];
+        let replicas = self.replicas.iter().map(|r| {
+            let name = r
+                .log
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            (name, r.log.clone())
+        });
+        first.into_iter().chain(replicas).collect()
     }
 }
 
