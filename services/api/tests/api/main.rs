@@ -35,6 +35,7 @@ mod privileges;
 mod project_rules;
 mod read_replica;
 mod redis_down;
+mod replicas;
 mod retrieval;
 mod search;
 mod states;
