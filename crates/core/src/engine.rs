@@ -56,6 +56,8 @@ pub struct Engine {
     pub read_pool: PgPool,
     pub privacy: PrivacyFilter,
     pub coalescing: Coalescing,
+    /// One one-statement write per session at a time (`ingest/lanes.rs`).
+    pub session_lanes: crate::ingest::SessionLanes,
     /// `None` when embeddings are off or the model is missing: search and
     /// context are then by words only.
     pub embedder: Option<cairn_embed::Embedder>,
@@ -76,6 +78,7 @@ impl Engine {
             pool,
             privacy: options.privacy,
             coalescing: options.coalescing,
+            session_lanes: Default::default(),
             embedder: options.embedder,
             retrieval,
             wake: options.wake,

@@ -7,6 +7,7 @@
 
 pub mod agents;
 mod event;
+mod lanes;
 mod observe;
 mod pipeline;
 mod plan;
@@ -15,6 +16,7 @@ mod turn_event;
 mod write;
 
 pub use event::{Actor, EventKind, IncomingEvent, SessionTarget, idempotency_key_from_body};
+pub use lanes::SessionLanes;
 pub use pipeline::{Outcome, Skipped, ingest_batch, ingest_one, publish};
 pub use plan::JobPlan;
 

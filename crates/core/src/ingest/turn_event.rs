@@ -1,8 +1,8 @@
 //! The one-statement path for the commonest event: a tool call (or any
 //! event that neither opens nor ends a turn) of a session already stored.
 //! Same outcome as the transaction path (`write.rs`); anything it cannot
-//! decide alone — a new session, a turn boundary, a plan, a race to
-//! create the turn's first job — goes to the transaction path instead.
+//! decide alone — a new session, a turn boundary, a plan — goes to the
+//! transaction path instead.
 
 use uuid::Uuid;
 
@@ -70,13 +70,14 @@ pub async fn store(state: &Engine, project: ProjectRef, ev: &IncomingEvent) -> R
         traceparent: traceparent.as_deref(),
         key_per_turn: ev.key_per_turn,
     };
-    let stored = match turn_events::insert(&state.pool, key, new, join).await {
-        Ok(Some(stored)) => stored,
-        Ok(None) => return Ok(None),
-        // Two events raced to create the turn's first job and this one lost:
-        // the transaction path locks the job row first.
-        Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => return Ok(None),
-        Err(e) => return Err(e.into()),
+    let lane = state
+        .session_lanes
+        .enter(project.id, &key.agent, &key.external_session_id)
+        .await;
+    let stored = turn_events::insert(&state.pool, key, new, join).await?;
+    drop(lane);
+    let Some(stored) = stored else {
+        return Ok(None);
     };
     if stored.private_turn() {
         return Ok(Some(Written::PrivateTurn));

@@ -1,6 +1,6 @@
 //! An event of a known session's open turn, stored in one statement: the
-//! session read, the turn's observation job joined (or created), the event
-//! inserted. One round trip and one commit instead of a transaction of
+//! session read, the event's key claimed, the turn's observation job joined
+//! (or created), the event inserted. One round trip and one commit instead of a transaction of
 //! five, for the events that make up most of the traffic (tool calls).
 
 use chrono::{DateTime, Utc};
@@ -46,11 +46,12 @@ pub struct Join<'a> {
     pub key_per_turn: bool,
 }
 
-/// Stores `e` in the open turn of the session `key` names. `None` when the
-/// project has no such session (the caller takes the transaction path,
-/// which creates it). An error may also mean two events raced to create the
-/// turn's first job (a foreign-key violation on the loser): the caller
-/// retries on the transaction path, where the job row is locked first.
+/// Stores `e` in the open turn of the session `key` names: its key first
+/// (nothing else is written for a duplicate), then the turn's job is joined
+/// (the same upsert as the transaction path: it waits for, and finds, a job
+/// another event is creating or sealing), then the event naming that job.
+/// `None` when the project has no such session (the caller takes the
+/// transaction path, which creates it).
 #[tracing::instrument(skip_all, err, fields(project = %e.project.id))]
 pub async fn insert(
     db: impl PgExecutor<'_>,
@@ -65,11 +66,6 @@ pub async fn insert(
         super::sessions::columns!(),
         " FROM sessions WHERE project_id = $3 AND agent = $4 AND external_session_id = $5
          ),
-         open_job AS (
-             SELECT j.id FROM generation_jobs j JOIN s ON j.session_id = s.id AND j.prompt_number = s.prompt_counter
-              WHERE $19 AND j.status = 'queued' AND j.job_type = 'observations' AND NOT j.sealed
-              FOR UPDATE OF j
-         ),
          k AS (
              INSERT INTO agent_event_keys (project_id, idempotency_key, event_id, received_at)
              SELECT $3, CASE WHEN $12 THEN $13 || ':turn' || s.prompt_counter ELSE $13 END, $1, now()
@@ -78,22 +74,13 @@ pub async fn insert(
              ON CONFLICT (project_id, idempotency_key) DO NOTHING
              RETURNING idempotency_key
          ),
-         e AS (
-             INSERT INTO agent_events (id, team_id, project_id, session_id, job_id, source_adapter, source_type,
-                 event_type, platform_source, source_event_id, idempotency_key, prompt_number, tool_name,
-                 payload, metadata, occurred_at, member_id)
-             SELECT $1, $2, $3, s.id, CASE WHEN $19 THEN coalesce((SELECT id FROM open_job), $6) END, $7, $8,
-                 $9, $10, $11, k.idempotency_key, s.prompt_counter, $14, $15, $16, $17, $18
-               FROM s, k
-             RETURNING id, received_at, created_at
-         ),
          j AS (
              INSERT INTO generation_jobs AS j (id, team_id, project_id, session_id, agent_event_id, job_type,
                  source_type, prompt_number, event_count, sealed, next_attempt_at, idempotency_key, traceparent)
-             SELECT $6, $2, $3, s.id, e.id, 'observations', 'agent_event', s.prompt_counter, 1, $22 OR 1 >= $20,
+             SELECT $6, $2, $3, s.id, $1, 'observations', 'agent_event', s.prompt_counter, 1, $22 OR 1 >= $20,
                  CASE WHEN $22 OR 1 >= $20 THEN now() ELSE now() + $21 END,
                  'observations:' || s.id || ':' || s.prompt_counter || ':' || $6, $23
-               FROM e, s
+               FROM s, k
               WHERE $19
              ON CONFLICT (session_id, prompt_number) WHERE status = 'queued' AND job_type = 'observations' AND NOT sealed
              DO UPDATE SET
@@ -105,6 +92,15 @@ pub async fn insert(
              RETURNING ",
         super::jobs::columns!(),
         "
+         ),
+         e AS (
+             INSERT INTO agent_events (id, team_id, project_id, session_id, job_id, source_adapter, source_type,
+                 event_type, platform_source, source_event_id, idempotency_key, prompt_number, tool_name,
+                 payload, metadata, occurred_at, member_id)
+             SELECT $1, $2, $3, s.id, j.id, $7, $8, $9, $10, $11, k.idempotency_key, s.prompt_counter, $14, $15,
+                 $16, $17, $18
+               FROM s CROSS JOIN k LEFT JOIN j ON true
+             RETURNING id, received_at, created_at
          )
          SELECT s.*, e.id AS event_id, e.received_at AS event_received_at, e.created_at AS event_created_at,
                 CASE WHEN $12 THEN $13 || ':turn' || s.prompt_counter ELSE $13 END AS event_key,
