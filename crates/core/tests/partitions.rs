@@ -84,16 +84,17 @@ async fn existing_events_stay_where_they_are_and_keep_their_keys() {
     .fetch_one(&pool)
     .await
     .unwrap();
-    let old_log: i64 = sqlx::query_scalar(
-        "INSERT INTO generation_job_events (job_id, team_id, project_id, to_status, actor)
-         VALUES ($1, $2, $3, 'completed', 'test') RETURNING id",
-    )
-    .bind(job)
-    .bind(team)
-    .bind(project)
-    .fetch_one(&pool)
-    .await
-    .unwrap();
+    let log_completion = || {
+        sqlx::query_scalar::<_, i64>(
+            "INSERT INTO generation_job_events (job_id, team_id, project_id, to_status, actor)
+             VALUES ($1, $2, $3, 'completed', 'test') RETURNING id",
+        )
+        .bind(job)
+        .bind(team)
+        .bind(project)
+        .fetch_one(&pool)
+    };
+    let old_log = log_completion().await.unwrap();
 
     cairn_shared::db::run_migrations(&pool).await.unwrap();
 
@@ -149,16 +150,7 @@ async fn existing_events_stay_where_they_are_and_keep_their_keys() {
             .is_some()
     );
     drop(conn);
-    let new_log: i64 = sqlx::query_scalar(
-        "INSERT INTO generation_job_events (job_id, team_id, project_id, to_status, actor)
-         VALUES ($1, $2, $3, 'completed', 'test') RETURNING id",
-    )
-    .bind(job)
-    .bind(team)
-    .bind(project)
-    .fetch_one(&pool)
-    .await
-    .unwrap();
+    let new_log = log_completion().await.unwrap();
     assert!(new_log > old_log, "the job log's ids go on");
 
     // Once everything in it is past retention, the old partition goes whole.

@@ -180,6 +180,17 @@ pub struct ProjectSettingsInput {
     pub raw_event_retention_days: Option<Option<i32>>,
 }
 
+/// A number of days that may be cleared (`null`) or must lie in `lo..=hi`.
+fn days_in(value: Option<Option<i32>>, lo: i32, hi: i32, field: &str) -> ApiResult<()> {
+    match value.flatten() {
+        Some(d) if !(lo..=hi).contains(&d) => Err(ApiError::unprocessable(
+            "invalid_field",
+            format!("`{field}` is {lo}..={hi} or null"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Set a project's memory settings (admin; audited).
 #[utoipa::path(patch, path = "/v1/admin/projects/{id}", tag = "admin", request_body = ProjectSettingsInput,
     params(("id" = String, Path, description = "Project id or slug")),
@@ -214,36 +225,9 @@ pub async fn update_project(
             "`memoryVisibility` is `team` or `private-first`",
         ));
     }
-    if body
-        .promote_after_days
-        .flatten()
-        .is_some_and(|d| !(1..=365).contains(&d))
-    {
-        return Err(ApiError::unprocessable(
-            "invalid_field",
-            "`promoteAfterDays` is 1..=365 or null",
-        ));
-    }
-    if body
-        .retention_days
-        .flatten()
-        .is_some_and(|d| !(1..=36_500).contains(&d))
-    {
-        return Err(ApiError::unprocessable(
-            "invalid_field",
-            "`retentionDays` is 1..=36500 or null",
-        ));
-    }
-    if body
-        .raw_event_retention_days
-        .flatten()
-        .is_some_and(|d| !(0..=36_500).contains(&d))
-    {
-        return Err(ApiError::unprocessable(
-            "invalid_field",
-            "`rawEventRetentionDays` is 0..=36500 or null",
-        ));
-    }
+    days_in(body.promote_after_days, 1, 365, "promoteAfterDays")?;
+    days_in(body.retention_days, 1, 36_500, "retentionDays")?;
+    days_in(body.raw_event_retention_days, 0, 36_500, "rawEventRetentionDays")?;
     let settings = projects::MemorySettings {
         context_budget_tokens: body.context_budget_tokens,
         prompt_context: body.prompt_context,
