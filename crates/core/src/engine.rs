@@ -56,8 +56,8 @@ pub struct Engine {
     pub read_pool: PgPool,
     pub privacy: PrivacyFilter,
     pub coalescing: Coalescing,
-    /// One one-statement write per session at a time (`ingest/lanes.rs`).
-    pub session_lanes: crate::ingest::SessionLanes,
+    /// Tool events of known sessions, written in batches (`ingest/group_commit.rs`).
+    pub group_commit: crate::ingest::GroupCommit,
     /// `None` when embeddings are off or the model is missing: search and
     /// context are then by words only.
     pub embedder: Option<cairn_embed::Embedder>,
@@ -73,12 +73,19 @@ impl Engine {
     pub fn new(pool: PgPool, options: Options) -> Self {
         let retrieval = cairn_retrieval::Engine::new(pool.clone(), options.retrieval);
         let follower = options.index_everything.then(|| retrieval.start().abort_handle());
+        let group_commit = crate::ingest::GroupCommit::new(
+            pool.clone(),
+            crate::store::turn_events::TurnLimits {
+                max_turn_events: options.coalescing.max_turn_events,
+                turn_idle: options.coalescing.turn_idle,
+            },
+        );
         Self {
             read_pool: pool.clone(),
             pool,
             privacy: options.privacy,
             coalescing: options.coalescing,
-            session_lanes: Default::default(),
+            group_commit,
             embedder: options.embedder,
             retrieval,
             wake: options.wake,

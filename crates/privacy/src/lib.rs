@@ -24,6 +24,8 @@ mod skip;
 #[cfg(test)]
 mod command_tests;
 #[cfg(test)]
+mod gates_tests;
+#[cfg(test)]
 mod labelled_tests;
 #[cfg(test)]
 mod secret_tests;
@@ -99,6 +101,7 @@ impl PrivacyFilter {
     /// long-lived server calls it once at start; the hook client, which
     /// lives for one event, does not.
     pub fn warm(&self) {
+        self.tags.warm();
         self.secrets.warm();
     }
 

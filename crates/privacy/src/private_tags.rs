@@ -8,6 +8,8 @@
 //! and so is a tag written as a quoted literal (`"<private>"` in source code,
 //! `` `<private>` `` in markdown), which is a mention rather than markup.
 
+use std::sync::OnceLock;
+
 use regex::Regex;
 
 /// Opening or closing tag; group 1 marks a closing tag, groups 2-4 the kind.
@@ -19,22 +21,37 @@ const TAG_PATTERN: &str = r#"(?i)<(/)?[ \t]*(?:(private)|(cairn-context)|(claude
 /// make it a mention in code or docs rather than a tag.
 const QUOTES: [char; 3] = ['"', '\'', '`'];
 
-#[derive(Debug, Clone)]
+/// Every tag holds one of these (ASCII case ignored; the tag names have no
+/// letter that folds to a character outside ASCII).
+const TAG_WORDS: [&[u8]; 2] = [b"private", b"-context"];
+
+#[derive(Debug, Clone, Default)]
 pub(super) struct PrivateTags {
-    tag: Regex,
+    /// Compiled the first time a text could hold a tag.
+    tag: OnceLock<Regex>,
 }
 
 impl PrivateTags {
     pub(super) fn new() -> Self {
-        Self {
-            tag: Regex::new(TAG_PATTERN).expect("private tag pattern must compile"),
-        }
+        Self::default()
+    }
+
+    /// Compiles the tag pattern now (a server, at start).
+    pub(super) fn warm(&self) {
+        self.tag();
+    }
+
+    fn tag(&self) -> &Regex {
+        self.tag
+            .get_or_init(|| Regex::new(TAG_PATTERN).expect("private tag pattern must compile"))
     }
 
     /// The text without its private spans and how many spans were removed,
     /// or `None` when there was nothing to remove (no allocation then).
     pub(super) fn strip(&self, text: &str) -> Option<(String, u32)> {
-        if !text.as_bytes().contains(&b'<') {
+        let bytes = text.as_bytes();
+        let holds = |word: &[u8]| bytes.windows(word.len()).any(|w| w.eq_ignore_ascii_case(word));
+        if !bytes.contains(&b'<') || !TAG_WORDS.iter().any(|word| holds(word)) {
             return None;
         }
         let mut out = String::new();
@@ -42,7 +59,7 @@ impl PrivateTags {
         let mut open: Vec<usize> = Vec::new();
         let mut span_start = 0;
         let mut spans = 0u32;
-        for caps in self.tag.captures_iter(text) {
+        for caps in self.tag().captures_iter(text) {
             let Some(tag) = caps.get(0) else { continue };
             let (before, after) = (&text[..tag.start()], &text[tag.end()..]);
             if QUOTES

@@ -1,5 +1,6 @@
-//! Secret redaction engine: one scan for every rule at once (`rule_set`),
-//! then replacement by the matching rules only.
+//! Secret redaction engine: the rules a text could match (`rule_set`: a
+//! keyword scan, then one DFA or the candidates' own regexes), then
+//! replacement by the matching rules only.
 
 use std::sync::OnceLock;
 
@@ -31,8 +32,8 @@ const SET_DFA_BYTES: usize = 8 << 20;
 pub(super) const MARKER_PREFIX: &str = "[REDACTED:";
 
 /// One rule of the table. Its own regex (for captures) is compiled the first
-/// time the set reports a hit on it: a short-lived process such as
-/// `cairn hook` then pays for the one set scan, not for sixteen compilations.
+/// time it is a candidate or a hit: a short-lived process such as
+/// `cairn hook` then pays for the rules its text could match only.
 #[derive(Debug, Clone)]
 struct CompiledRule {
     kind: &'static str,
@@ -80,7 +81,7 @@ pub(super) struct SecretRedactor {
 impl SecretRedactor {
     pub(super) fn new() -> Self {
         let any = std::sync::Arc::new(RuleSet::new(
-            RULES.iter().map(|r| r.pattern).collect(),
+            RULES.iter().map(|r| (r.pattern, r.keywords)).collect(),
             SET_DFA_BYTES,
         ));
         let rules = RULES
@@ -98,9 +99,27 @@ impl SecretRedactor {
     /// Compiles every rule now (a server does it once at start, so no
     /// request pays for a first compilation).
     pub(super) fn warm(&self) {
+        self.any.warm();
         for rule in &self.rules {
             rule.captures();
         }
+    }
+
+    /// The rules that match somewhere in `source`: none when no gate opens;
+    /// else by the DFA of every rule once it is built, or by each candidate's
+    /// own regex (compiled on first use) until then.
+    fn hits(&self, source: &str) -> Vec<usize> {
+        let candidates = self.any.candidates(source);
+        if candidates.is_empty() {
+            return candidates;
+        }
+        if self.any.is_warm() {
+            return self.any.matches(source).iter().map(|p| p.as_usize()).collect();
+        }
+        candidates
+            .into_iter()
+            .filter(|i| self.rules[*i].captures().regex.is_match(source))
+            .collect()
     }
 
     /// The text with every secret replaced by `[REDACTED:<kind>]`, or `None`
@@ -117,13 +136,13 @@ impl SecretRedactor {
         let mut current: Option<String> = None;
         for _ in 0..MAX_ROUNDS {
             let source = current.as_deref().unwrap_or(text);
-            let hits = self.any.matches(source);
+            let hits = self.hits(source);
             if hits.is_empty() {
                 break;
             }
             let mut changed: Option<String> = None;
-            for index in hits.iter() {
-                let Some(rule) = self.rules.get(index.as_usize()) else {
+            for index in hits {
+                let Some(rule) = self.rules.get(index) else {
                     continue;
                 };
                 let source = changed.as_deref().or(current.as_deref()).unwrap_or(text);

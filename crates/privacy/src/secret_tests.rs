@@ -621,3 +621,32 @@ fn innocent_text_is_left_alone() {
         assert_eq!(report, FilterReport::default());
     }
 }
+
+/// The two ways of finding the matching rules agree: a filter that built the
+/// DFA of every rule (`warm`, as a server does) and one that checks only the
+/// rules whose keywords the text holds (as `cairn-hook` does), on every
+/// sample, every innocent text, and a name spelled with a letter outside
+/// ASCII that a case-insensitive rule still matches.
+#[test]
+fn a_warmed_filter_finds_what_the_gated_one_finds() {
+    let warmed = PrivacyFilter::new(PrivacyConfig::default());
+    warmed.warm();
+    let folded = format!(
+        "aws_\u{17F}ecret_acce\u{17F}\u{17F}_\u{212A}ey = {}",
+        fake(B64, 40, 7)
+    );
+    let texts = samples()
+        .into_iter()
+        .map(|s| s.text)
+        .chain(INNOCENT.iter().map(|t| t.to_string()))
+        .chain([folded.clone()]);
+    for text in texts {
+        let gated = FILTER.filter_text(&text);
+        assert_eq!(warmed.filter_text(&text), gated, "{text}");
+    }
+    assert_ne!(
+        FILTER.filter_text(&folded).0,
+        folded,
+        "the long s spelling is still a password"
+    );
+}

@@ -8,6 +8,8 @@ pub const HTTP_DURATION: &str = "cairn_http_request_duration_seconds";
 pub const INGEST_EVENTS: &str = "cairn_ingest_events_total";
 /// Counter: events the hook client replayed from its spool (`X-Cairn-Replay`); label `agent`.
 pub const INGEST_REPLAYED_EVENTS: &str = "cairn_ingest_replayed_events_total";
+/// Histogram: tool events written by one group commit (`ingest/group_commit.rs`).
+pub const INGEST_BATCH_EVENTS: &str = "cairn_ingest_batch_events";
 /// Counter: job state transitions; labels `from`, `to`, `transition`.
 pub const JOB_TRANSITIONS: &str = "cairn_job_transitions_total";
 /// Histogram (seconds): claim to outcome of one attempt; labels `job_type`, `outcome`.

@@ -21,6 +21,11 @@ pub fn handle() -> PrometheusHandle {
             let recorder = PrometheusBuilder::new()
                 .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), BUCKETS)
                 .expect("buckets are not empty")
+                .set_buckets_for_metric(
+                    Matcher::Full(crate::names::INGEST_BATCH_EVENTS.into()),
+                    &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0],
+                )
+                .expect("buckets are not empty")
                 .build_recorder();
             let handle = recorder.handle();
             // Another recorder (a test harness) may already be global: the handle still renders ours.

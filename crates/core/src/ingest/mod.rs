@@ -1,13 +1,14 @@
 //! The ingest path: adapters turn an agent's or a client's request into an
 //! `IncomingEvent`; the pipeline filters it for privacy, then writes session,
-//! event and outbox job atomically (one statement for a tool call of a known
-//! session, `turn_event.rs`; else one transaction) and, after commit, tells the
+//! event and outbox job atomically (a tool call of a known session in a batch
+//! with others, one call and one commit, `turn_event.rs` and
+//! `group_commit.rs`; else one transaction) and, after commit, tells the
 //! engine's [`Wake`](crate::engine::Wake) which jobs became due (the server
 //! pushes a Redis wake-up; an embedding program generates inline).
 
 pub mod agents;
 mod event;
-mod lanes;
+mod group_commit;
 mod observe;
 mod pipeline;
 mod plan;
@@ -16,7 +17,7 @@ mod turn_event;
 mod write;
 
 pub use event::{Actor, EventKind, IncomingEvent, SessionTarget, idempotency_key_from_body};
-pub use lanes::SessionLanes;
+pub use group_commit::GroupCommit;
 pub use pipeline::{Outcome, Skipped, ingest_batch, ingest_one, publish};
 pub use plan::JobPlan;
 

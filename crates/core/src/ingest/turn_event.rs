@@ -1,5 +1,6 @@
 //! The one-statement path for the commonest event: a tool call (or any
-//! event that neither opens nor ends a turn) of a session already stored.
+//! event that neither opens nor ends a turn) of a session already stored,
+//! written with whatever else arrived meanwhile (`group_commit.rs`).
 //! Same outcome as the transaction path (`write.rs`); anything it cannot
 //! decide alone — a new session, a turn boundary, a plan — goes to the
 //! transaction path instead.
@@ -14,10 +15,7 @@ use super::{
 use crate::{
     engine::Engine,
     error::Result,
-    store::{
-        events::{EventRow, NewEvent},
-        turn_events::{self, Join},
-    },
+    store::{events::EventRow, turn_events::TurnEventInput},
     tenancy::ProjectRef,
 };
 
@@ -42,40 +40,30 @@ pub async fn store(state: &Engine, project: ProjectRef, ev: &IncomingEvent) -> R
     if !eligible(ev) {
         return Ok(None);
     }
-    let traceparent = cairn_telemetry::otel::current_traceparent();
-    let event_id = Uuid::now_v7();
-    let new = NewEvent {
-        id: event_id,
-        project,
-        session_id: None,
-        job_id: None,
-        source_adapter: &ev.source_adapter,
-        source_type: &ev.source_type,
-        event_type: &ev.event_type,
-        platform_source: ev.platform_source.as_deref(),
-        source_event_id: ev.source_event_id.as_deref(),
-        idempotency_key: &ev.idempotency_key,
-        prompt_number: None,
-        tool_name: ev.tool_name.as_deref(),
-        payload: &ev.payload,
-        metadata: &ev.metadata,
+    let input = TurnEventInput {
+        id: Uuid::now_v7(),
+        team_id: project.team_id,
+        project_id: project.id,
+        agent: key.agent.clone(),
+        external_session_id: key.external_session_id.clone(),
+        job_id: Uuid::now_v7(),
+        source_adapter: ev.source_adapter.clone(),
+        source_type: ev.source_type.clone(),
+        event_type: ev.event_type.clone(),
+        platform_source: ev.platform_source.clone(),
+        source_event_id: ev.source_event_id.clone(),
+        key_per_turn: ev.key_per_turn,
+        idempotency_key: ev.idempotency_key.clone(),
+        tool_name: ev.tool_name.clone(),
+        payload: ev.payload.clone(),
+        metadata: ev.metadata.clone(),
         occurred_at: ev.occurred_at,
         member_id: ev.actor.member_id,
-    };
-    let join = Join {
         generate: plan(ev.kind, ev.generate) == JobPlan::JoinTurn,
-        max_turn_events: state.coalescing.max_turn_events,
-        turn_idle: state.coalescing.turn_idle,
         seal_now: ev.seal_now,
-        traceparent: traceparent.as_deref(),
-        key_per_turn: ev.key_per_turn,
+        traceparent: cairn_telemetry::otel::current_traceparent(),
     };
-    let lane = state
-        .session_lanes
-        .enter(project.id, &key.agent, &key.external_session_id)
-        .await;
-    let stored = turn_events::insert(&state.pool, key, new, join).await?;
-    drop(lane);
+    let stored = state.group_commit.store(input).await?;
     let Some(stored) = stored else {
         return Ok(None);
     };

@@ -48,7 +48,6 @@ macro_rules! columns {
          updated_at, completed_at, failed_at, cancelled_at"
     };
 }
-pub(crate) use columns;
 
 /// Adds one event to its turn's open observation job, creating the job when
 /// the turn has none open. The job is sealed (takes no more events) and made

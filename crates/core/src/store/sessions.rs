@@ -51,7 +51,6 @@ macro_rules! columns {
          token_id"
     };
 }
-pub(crate) use columns;
 
 /// Identity and descriptive fields of a session as an agent reports it.
 #[derive(Clone, Debug, Default)]

@@ -1,17 +1,16 @@
-//! An event of a known session's open turn, stored in one statement: the
+//! Events of known sessions' open turns, stored by one call of
+//! `cairn_store_turn_events` (migration 0030): for each event in order, the
 //! session read, the event's key claimed, the turn's observation job joined
-//! (or created), the event inserted. One round trip and one commit instead of a transaction of
-//! five, for the events that make up most of the traffic (tool calls).
+//! (or created), the event inserted. One round trip and one commit for a
+//! whole batch (`ingest/group_commit.rs`) instead of a transaction of five
+//! statements per event, for the events that make up most of the traffic
+//! (tool calls).
 
 use chrono::{DateTime, Utc};
 use sqlx::{PgExecutor, Row, postgres::PgRow, prelude::FromRow};
 use uuid::Uuid;
 
-use super::{
-    events::NewEvent,
-    jobs::JobRow,
-    sessions::{SessionKey, SessionRow},
-};
+use super::{jobs::JobRow, sessions::SessionRow};
 
 /// What the statement did.
 pub struct TurnEvent {
@@ -33,117 +32,114 @@ impl TurnEvent {
     }
 }
 
-/// How the event joins its turn.
-pub struct Join<'a> {
-    /// Join (or create) the turn's observation job.
-    pub generate: bool,
-    pub max_turn_events: i32,
-    pub turn_idle: std::time::Duration,
-    pub seal_now: bool,
-    /// The trace to continue on the job (the first event's is kept).
-    pub traceparent: Option<&'a str>,
+/// One event to store in its session's open turn, owned (it waits in a
+/// batch on another task).
+#[derive(Clone, Debug)]
+pub struct TurnEventInput {
+    pub id: Uuid,
+    pub team_id: Uuid,
+    pub project_id: Uuid,
+    pub agent: String,
+    pub external_session_id: String,
+    /// The id of the turn's job should this event create it.
+    pub job_id: Uuid,
+    pub source_adapter: String,
+    pub source_type: String,
+    pub event_type: String,
+    pub platform_source: Option<String>,
+    pub source_event_id: Option<String>,
     /// The event's key gets `:turn<n>` appended.
     pub key_per_turn: bool,
+    pub idempotency_key: String,
+    pub tool_name: Option<String>,
+    pub payload: serde_json::Value,
+    pub metadata: serde_json::Value,
+    pub occurred_at: DateTime<Utc>,
+    pub member_id: Option<Uuid>,
+    /// Join (or create) the turn's observation job.
+    pub generate: bool,
+    pub seal_now: bool,
+    /// The trace to continue on the job (the first event's is kept).
+    pub traceparent: Option<String>,
 }
 
-/// Stores `e` in the open turn of the session `key` names: its key first
-/// (nothing else is written for a duplicate), then the turn's job is joined
-/// (the same upsert as the transaction path: it waits for, and finds, a job
-/// another event is creating or sealing), then the event naming that job.
-/// `None` when the project has no such session (the caller takes the
-/// transaction path, which creates it).
-#[tracing::instrument(skip_all, err, fields(project = %e.project.id))]
-pub async fn insert(
+/// How turns are cut into jobs (the engine's coalescing settings).
+#[derive(Clone, Copy, Debug)]
+pub struct TurnLimits {
+    pub max_turn_events: i32,
+    pub turn_idle: std::time::Duration,
+}
+
+/// Stores `events` in order, each in the open turn of its session: its key
+/// first (nothing else is written for a duplicate), then the turn's job is
+/// joined (the same upsert as the transaction path: it waits for, and
+/// finds, a job another event is creating or sealing), then the event naming
+/// that job. One answer per event, in order: `None` when the project has no
+/// such session (the caller takes the transaction path, which creates it).
+#[tracing::instrument(skip_all, err, fields(events = events.len()))]
+pub async fn insert_many(
     db: impl PgExecutor<'_>,
-    key: &SessionKey,
-    e: NewEvent<'_>,
-    join: Join<'_>,
-) -> sqlx::Result<Option<TurnEvent>> {
-    let job_id = Uuid::now_v7();
-    let row: Option<PgRow> = sqlx::query(concat!(
-        "WITH s AS (
-             SELECT ",
-        super::sessions::columns!(),
-        " FROM sessions WHERE project_id = $3 AND agent = $4 AND external_session_id = $5
-         ),
-         k AS (
-             INSERT INTO agent_event_keys (project_id, idempotency_key, event_id, received_at)
-             SELECT $3, CASE WHEN $12 THEN $13 || ':turn' || s.prompt_counter ELSE $13 END, $1, now()
-               FROM s
-              WHERE s.private_prompt_number IS DISTINCT FROM s.prompt_counter
-             ON CONFLICT (project_id, idempotency_key) DO NOTHING
-             RETURNING idempotency_key
-         ),
-         j AS (
-             INSERT INTO generation_jobs AS j (id, team_id, project_id, session_id, agent_event_id, job_type,
-                 source_type, prompt_number, event_count, sealed, next_attempt_at, idempotency_key, traceparent)
-             SELECT $6, $2, $3, s.id, $1, 'observations', 'agent_event', s.prompt_counter, 1, $22 OR 1 >= $20,
-                 CASE WHEN $22 OR 1 >= $20 THEN now() ELSE now() + $21 END,
-                 'observations:' || s.id || ':' || s.prompt_counter || ':' || $6, $23
-               FROM s, k
-              WHERE $19
-             ON CONFLICT (session_id, prompt_number) WHERE status = 'queued' AND job_type = 'observations' AND NOT sealed
-             DO UPDATE SET
-                 event_count = j.event_count + 1,
-                 sealed = $22 OR j.event_count + 1 >= $20,
-                 next_attempt_at = CASE WHEN $22 OR j.event_count + 1 >= $20 THEN now() ELSE now() + $21 END,
-                 traceparent = coalesce(j.traceparent, EXCLUDED.traceparent),
-                 updated_at = now()
-             RETURNING ",
-        super::jobs::columns!(),
-        "
-         ),
-         e AS (
-             INSERT INTO agent_events (id, team_id, project_id, session_id, job_id, source_adapter, source_type,
-                 event_type, platform_source, source_event_id, idempotency_key, prompt_number, tool_name,
-                 payload, metadata, occurred_at, member_id)
-             SELECT $1, $2, $3, s.id, j.id, $7, $8, $9, $10, $11, k.idempotency_key, s.prompt_counter, $14, $15,
-                 $16, $17, $18
-               FROM s CROSS JOIN k LEFT JOIN j ON true
-             RETURNING id, received_at, created_at
-         )
-         SELECT s.*, e.id AS event_id, e.received_at AS event_received_at, e.created_at AS event_created_at,
-                CASE WHEN $12 THEN $13 || ':turn' || s.prompt_counter ELSE $13 END AS event_key,
-                j.id AS job_id, j.team_id AS job_team_id, j.project_id AS job_project_id,
-                j.session_id AS job_session_id, j.agent_event_id AS job_agent_event_id, j.job_type AS job_type,
-                j.source_type AS job_source_type, j.prompt_number AS job_prompt_number, j.status AS job_status,
-                j.attempts AS job_attempts, j.max_attempts AS job_max_attempts,
-                j.retried_count AS job_retried_count, j.event_count AS job_event_count, j.sealed AS job_sealed,
-                j.next_attempt_at AS job_next_attempt_at, j.last_error AS job_last_error,
-                j.created_at AS job_created_at, j.updated_at AS job_updated_at,
-                j.completed_at AS job_completed_at, j.failed_at AS job_failed_at,
-                j.cancelled_at AS job_cancelled_at
-           FROM s LEFT JOIN e ON true LEFT JOIN j ON true"
-    ))
-    .bind(e.id)
-    .bind(e.project.team_id)
-    .bind(e.project.id)
-    .bind(&key.agent)
-    .bind(&key.external_session_id)
-    .bind(job_id)
-    .bind(e.source_adapter)
-    .bind(e.source_type)
-    .bind(e.event_type)
-    .bind(e.platform_source)
-    .bind(e.source_event_id)
-    .bind(join.key_per_turn)
-    .bind(e.idempotency_key)
-    .bind(e.tool_name)
-    .bind(e.payload)
-    .bind(e.metadata)
-    .bind(e.occurred_at)
-    .bind(e.member_id)
-    .bind(join.generate)
-    .bind(join.max_turn_events)
-    .bind(join.turn_idle)
-    .bind(join.seal_now)
-    .bind(join.traceparent)
-    .fetch_optional(db)
+    limits: TurnLimits,
+    events: &[TurnEventInput],
+) -> sqlx::Result<Vec<Option<TurnEvent>>> {
+    fn col<'a, T>(events: &'a [TurnEventInput], f: impl Fn(&'a TurnEventInput) -> T) -> Vec<T> {
+        events.iter().map(f).collect()
+    }
+    let rows: Vec<PgRow> = sqlx::query(
+        "SELECT r.ord, (r.sess).*, r.event_id, r.event_received_at, r.event_created_at, r.event_key,
+                (r.job).id AS job_id, (r.job).team_id AS job_team_id, (r.job).project_id AS job_project_id,
+                (r.job).session_id AS job_session_id, (r.job).agent_event_id AS job_agent_event_id,
+                (r.job).job_type AS job_type, (r.job).source_type AS job_source_type,
+                (r.job).prompt_number AS job_prompt_number, (r.job).status AS job_status,
+                (r.job).attempts AS job_attempts, (r.job).max_attempts AS job_max_attempts,
+                (r.job).retried_count AS job_retried_count, (r.job).event_count AS job_event_count,
+                (r.job).sealed AS job_sealed, (r.job).next_attempt_at AS job_next_attempt_at,
+                (r.job).last_error AS job_last_error, (r.job).created_at AS job_created_at,
+                (r.job).updated_at AS job_updated_at, (r.job).completed_at AS job_completed_at,
+                (r.job).failed_at AS job_failed_at, (r.job).cancelled_at AS job_cancelled_at
+           FROM cairn_store_turn_events($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+                                        $16, $17, $18, $19, $20, $21, $22, $23) r
+          ORDER BY r.ord",
+    )
+    .bind(limits.max_turn_events)
+    .bind(limits.turn_idle)
+    .bind(col(events, |e| e.id))
+    .bind(col(events, |e| e.team_id))
+    .bind(col(events, |e| e.project_id))
+    .bind(col(events, |e| e.agent.as_str()))
+    .bind(col(events, |e| e.external_session_id.as_str()))
+    .bind(col(events, |e| e.job_id))
+    .bind(col(events, |e| e.source_adapter.as_str()))
+    .bind(col(events, |e| e.source_type.as_str()))
+    .bind(col(events, |e| e.event_type.as_str()))
+    .bind(col(events, |e| e.platform_source.as_deref()))
+    .bind(col(events, |e| e.source_event_id.as_deref()))
+    .bind(col(events, |e| e.key_per_turn))
+    .bind(col(events, |e| e.idempotency_key.as_str()))
+    .bind(col(events, |e| e.tool_name.as_deref()))
+    .bind(col(events, |e| &e.payload))
+    .bind(col(events, |e| &e.metadata))
+    .bind(col(events, |e| e.occurred_at))
+    .bind(col(events, |e| e.member_id))
+    .bind(col(events, |e| e.generate))
+    .bind(col(events, |e| e.seal_now))
+    .bind(col(events, |e| e.traceparent.as_deref()))
+    .fetch_all(db)
     .await?;
-    row.map(|row| decode(&row)).transpose()
+    if rows.len() != events.len() {
+        return Err(sqlx::Error::Protocol(format!(
+            "cairn_store_turn_events answered {} rows for {} events",
+            rows.len(),
+            events.len()
+        )));
+    }
+    rows.iter().map(decode).collect()
 }
 
-fn decode(row: &PgRow) -> sqlx::Result<TurnEvent> {
+fn decode(row: &PgRow) -> sqlx::Result<Option<TurnEvent>> {
+    if row.try_get::<Option<Uuid>, _>("id")?.is_none() {
+        return Ok(None);
+    }
     let session = SessionRow::from_row(row)?;
     let stored = match row.try_get::<Option<Uuid>, _>("event_id")? {
         Some(id) => Some((
@@ -179,10 +175,10 @@ fn decode(row: &PgRow) -> sqlx::Result<TurnEvent> {
         }),
         None => None,
     };
-    Ok(TurnEvent {
+    Ok(Some(TurnEvent {
         session,
         stored,
         idempotency_key: row.try_get("event_key")?,
         job,
-    })
+    }))
 }

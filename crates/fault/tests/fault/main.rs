@@ -11,6 +11,7 @@
 mod bins;
 mod check;
 mod config;
+mod day_replay;
 mod load;
 mod postgres;
 mod procs;
@@ -60,4 +61,12 @@ async fn abandoned_requests() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn replica_set_api_and_generator_killed() {
     run(Fault::ReplicaSet).await;
+}
+
+/// Not a fault: the peak hour of a 100-developer team at 10× against the
+/// replica set, with its lag and queue figures (`bench/day_replay.sh`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "a bench of several minutes: bench/day_replay.sh"]
+async fn day_replay() {
+    day_replay::run().await;
 }

@@ -17,6 +17,7 @@ mod file_memories;
 mod file_versions;
 mod floods;
 mod generated_client;
+mod group_commit;
 mod health;
 mod helpers;
 mod hybrid;
