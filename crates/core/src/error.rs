@@ -7,7 +7,7 @@
 
 pub use http::StatusCode;
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Error {
     pub status: StatusCode,
     pub code: &'static str,

@@ -18,14 +18,17 @@ use std::{
 use sqlx::PgPool;
 use tokio::sync::oneshot;
 
-use crate::store::turn_events::{self, TurnEvent, TurnEventInput, TurnLimits};
+use crate::{
+    error::Error,
+    store::turn_events::{self, TurnEvent, TurnEventInput, TurnLimits},
+};
 
 /// Batches written at once; sessions spread over them by hash.
 const SHARDS: usize = 4;
 /// The most events one call writes.
 const MAX_BATCH: usize = 128;
 
-type Answer = sqlx::Result<Option<TurnEvent>>;
+type Answer = crate::error::Result<Option<TurnEvent>>;
 
 struct Pending {
     event: TurnEventInput,
@@ -72,9 +75,8 @@ impl GroupCommit {
             tokio::spawn(write_batches(self.pool.clone(), self.limits, shard.clone()));
         }
         answer.await.unwrap_or_else(|_| {
-            Err(sqlx::Error::Protocol(
-                "the batch writing this event stopped before answering".into(),
-            ))
+            tracing::error!("the batch writing a tool event stopped before answering");
+            Err(Error::internal())
         })
     }
 }
@@ -121,8 +123,10 @@ async fn write_batches(pool: PgPool, limits: TurnLimits, shard: Arc<Mutex<Queue>
     }
 }
 
-/// One call for the batch. Should it fail, each event is written alone, so
-/// that one event Postgres refuses does not fail the others with it.
+/// One call for the batch. Should Postgres refuse it, each event is written
+/// alone, so that one event it refuses does not fail the others with it;
+/// should the database be away (no connection, a connection cut, a server
+/// shutting down), every event gets that answer at once.
 async fn write(pool: &PgPool, limits: TurnLimits, batch: Vec<Pending>) {
     metrics::histogram!(cairn_telemetry::names::INGEST_BATCH_EVENTS).record(batch.len() as f64);
     let (events, replies): (Vec<_>, Vec<_>) = batch.into_iter().map(|p| (p.event, p.reply)).unzip();
@@ -132,19 +136,32 @@ async fn write(pool: &PgPool, limits: TurnLimits, batch: Vec<Pending>) {
                 let _ = reply.send(Ok(answer));
             }
         }
-        Err(err) if events.len() == 1 => {
-            if let Some(reply) = replies.into_iter().next() {
-                let _ = reply.send(Err(err));
-            }
-        }
-        Err(err) => {
-            tracing::warn!(error = %err, events = events.len(), "batch of tool events failed; writing each alone");
+        Err(err) if events.len() > 1 && refused(&err) => {
+            tracing::warn!(error = %err, events = events.len(), "batch of tool events refused; writing each alone");
             for (event, reply) in events.into_iter().zip(replies) {
                 let answer = turn_events::insert_many(pool, limits, std::slice::from_ref(&event))
                     .await
-                    .map(|mut answers| answers.pop().flatten());
+                    .map(|mut answers| answers.pop().flatten())
+                    .map_err(Error::from);
                 let _ = reply.send(answer);
             }
         }
+        Err(err) => {
+            let err = Error::from(err);
+            for reply in replies {
+                let _ = reply.send(Err(err.clone()));
+            }
+        }
+    }
+}
+
+/// Postgres refused the statement (one event's data, a deadlock), as
+/// opposed to a database that cannot be reached or is going away.
+fn refused(err: &sqlx::Error) -> bool {
+    match err {
+        sqlx::Error::Database(db) => !db
+            .code()
+            .is_some_and(|c| c.starts_with("08") || c.starts_with("57")),
+        _ => false,
     }
 }

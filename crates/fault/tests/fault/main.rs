@@ -63,6 +63,14 @@ async fn replica_set_api_and_generator_killed() {
     run(Fault::ReplicaSet).await;
 }
 
+/// Every connection the API holds to Postgres terminated by the server,
+/// eight times through the load: batches of tool events (group commit) cut
+/// before, during or after their commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn api_connections_terminated_under_load() {
+    run(Fault::ApiConnectionsTerminated).await;
+}
+
 /// Not a fault: the peak hour of a 100-developer team at 10× against the
 /// replica set, with its lag and queue figures (`bench/day_replay.sh`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -25,6 +25,8 @@ pub enum Fault {
     AbandonedRequests,
     /// Three API processes and two generators; kill -9 of one of each.
     ReplicaSet,
+    /// Every connection of the API terminated by Postgres, over and over.
+    ApiConnectionsTerminated,
 }
 
 impl Fault {
@@ -36,6 +38,7 @@ impl Fault {
             Fault::PostgresRestart => "postgres-restart",
             Fault::AbandonedRequests => "abandoned-requests",
             Fault::ReplicaSet => "replica-set",
+            Fault::ApiConnectionsTerminated => "api-connections-terminated",
         }
     }
 }
@@ -263,6 +266,27 @@ async fn inject(
                     t.elapsed().as_secs_f64()
                 ));
             }
+        }
+        Fault::ApiConnectionsTerminated => {
+            // The client side of Postgres cut mid-statement, as a proxy or a
+            // network would: group commits in flight fail or commit unseen.
+            let pool = stack.observer().await;
+            let rounds = knobs.repeat * 4;
+            let mut cut = 0i64;
+            for i in 0..rounds {
+                at_progress(stack, shared, (i + 1) as f64 / (rounds + 1) as f64).await;
+                cut += sqlx::query_scalar::<_, i64>(
+                    "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))
+                       FROM pg_stat_activity WHERE application_name = 'cairn-api'",
+                )
+                .fetch_one(&pool)
+                .await
+                .unwrap_or(0);
+            }
+            faults.push(format!(
+                "every cairn-api connection terminated (pg_terminate_backend) {rounds} times through the load: {cut} in all"
+            ));
+            pool.close().await;
         }
         Fault::AbandonedRequests => {
             // Three bursts of abandoned requests (each event then sent
