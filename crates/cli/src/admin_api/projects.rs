@@ -43,6 +43,10 @@ pub enum ProjectsCommand {
         /// Model tokens per UTC day for this project, or `none` for no budget.
         #[arg(long)]
         llm_daily_token_budget: Option<String>,
+        /// Days raw hook events of digested turns are kept, or `default`
+        /// for the deployment's CAIRN_RAW_EVENT_RETENTION_DAYS.
+        #[arg(long)]
+        raw_event_retention_days: Option<String>,
     },
 }
 
@@ -92,6 +96,7 @@ pub fn run(command: ProjectsCommand, args: &ApiArgs) -> anyhow::Result<()> {
             prompt_context,
             prompt_context_budget_tokens,
             llm_daily_token_budget,
+            raw_event_retention_days,
         } => {
             let mut body = Map::new();
             if let Some(v) = context_budget_tokens {
@@ -111,6 +116,15 @@ pub fn run(command: ProjectsCommand, args: &ApiArgs) -> anyhow::Result<()> {
                     })?,
                 };
                 body.insert("llmDailyTokenBudget".into(), budget);
+            }
+            if let Some(v) = raw_event_retention_days {
+                let days = match v.as_str() {
+                    "default" | "none" | "null" => Value::Null,
+                    n => n.parse::<i64>().map(Value::from).map_err(|_| {
+                        anyhow::anyhow!("--raw-event-retention-days: a number of days, or `default`")
+                    })?,
+                };
+                body.insert("rawEventRetentionDays".into(), days);
             }
             if body.is_empty() {
                 anyhow::bail!("nothing to change: pass at least one setting (see --help)");

@@ -51,6 +51,8 @@ async fn projects_are_created_listed_and_updated() {
             "true",
             "--llm-daily-token-budget",
             "50000",
+            "--raw-event-retention-days",
+            "30",
             "--json",
         ],
     )
@@ -60,6 +62,7 @@ async fn projects_are_created_listed_and_updated() {
     assert_eq!(answer["project"]["contextBudgetTokens"], 3000);
     assert_eq!(answer["project"]["promptContext"], true);
     assert_eq!(answer["llmDailyTokenBudget"], 50000);
+    assert_eq!(answer["project"]["rawEventRetentionDays"], 30);
     let stored = app
         .count("SELECT context_budget_tokens::bigint FROM projects WHERE slug = 'web-app'")
         .await;
