@@ -1,4 +1,4 @@
-//! The one-statement path for the commonest event: a tool call (or any
+//! The group-commit path for the commonest event: a tool call (or any
 //! event that neither opens nor ends a turn) of a session already stored,
 //! written with whatever else arrived meanwhile (`group_commit.rs`).
 //! Same outcome as the transaction path (`write.rs`); anything it cannot
