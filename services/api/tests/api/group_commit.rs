@@ -69,6 +69,33 @@ async fn until_a_statement_waits_on_a_lock(app: &cairn_testkit::TestApp) {
     panic!("no statement ever waited on the held job row");
 }
 
+/// A turn with its job open, that job's row held by a transaction of the
+/// test, and one more tool event whose batch waits on it: what the tests
+/// queue events behind. Commit the transaction to let the batch through.
+async fn a_batch_held_on_the_job_row(
+    app: &cairn_testkit::TestApp,
+) -> (
+    sqlx::Transaction<'static, sqlx::Postgres>,
+    Client,
+    tokio::task::JoinHandle<u16>,
+) {
+    app.hook(cc("s", "SessionStart", json!({"source": "startup"})))
+        .await;
+    app.hook(cc("s", "UserPromptSubmit", json!({"prompt": "read them all"})))
+        .await;
+    let (status, _) = app.hook(tool("s", 0)).await;
+    assert_eq!(status, 200);
+    let mut holder = app.pool.begin().await.unwrap();
+    sqlx::query("SELECT id FROM generation_jobs WHERE job_type = 'observations' FOR UPDATE")
+        .fetch_all(&mut *holder)
+        .await
+        .unwrap();
+    let client = Client::of(app);
+    let first = client.hook(tool("s", 1));
+    until_a_statement_waits_on_a_lock(app).await;
+    (holder, client, first)
+}
+
 /// While one batch waits on a lock, the events behind it queue; they are
 /// then written together, each answered, each counted once in the turn's
 /// job, and none answered before its commit (the answers come after the
@@ -76,22 +103,7 @@ async fn until_a_statement_waits_on_a_lock(app: &cairn_testkit::TestApp) {
 #[tokio::test]
 async fn events_queued_behind_a_batch_are_written_together_after_it() {
     let app = spawn_app().await;
-    app.hook(cc("s", "SessionStart", json!({"source": "startup"})))
-        .await;
-    app.hook(cc("s", "UserPromptSubmit", json!({"prompt": "read them all"})))
-        .await;
-    let (status, _) = app.hook(tool("s", 0)).await;
-    assert_eq!(status, 200);
-
-    // Hold the turn's job row: the next batch waits on it.
-    let mut holder = app.pool.begin().await.unwrap();
-    sqlx::query("SELECT id FROM generation_jobs WHERE job_type = 'observations' FOR UPDATE")
-        .fetch_all(&mut *holder)
-        .await
-        .unwrap();
-    let client = Client::of(&app);
-    let first = client.hook(tool("s", 1));
-    until_a_statement_waits_on_a_lock(&app).await;
+    let (holder, client, first) = a_batch_held_on_the_job_row(&app).await;
     let behind: Vec<_> = (2..22).map(|n| client.hook(tool("s", n))).collect();
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!first.is_finished(), "answered while its batch could not commit");
@@ -135,19 +147,7 @@ async fn events_queued_behind_a_batch_are_written_together_after_it() {
 #[tokio::test]
 async fn an_event_postgres_refuses_fails_alone() {
     let app = spawn_app().await;
-    app.hook(cc("s", "SessionStart", json!({"source": "startup"})))
-        .await;
-    app.hook(cc("s", "UserPromptSubmit", json!({"prompt": "go"})))
-        .await;
-    app.hook(tool("s", 0)).await;
-    let mut holder = app.pool.begin().await.unwrap();
-    sqlx::query("SELECT id FROM generation_jobs WHERE job_type = 'observations' FOR UPDATE")
-        .fetch_all(&mut *holder)
-        .await
-        .unwrap();
-    let client = Client::of(&app);
-    let first = client.hook(tool("s", 1));
-    until_a_statement_waits_on_a_lock(&app).await;
+    let (holder, client, first) = a_batch_held_on_the_job_row(&app).await;
     // A NUL character: valid JSON, refused by Postgres's jsonb.
     let mut bad = tool("s", 2);
     bad["tool_response"] = json!("before \u{0} after");
