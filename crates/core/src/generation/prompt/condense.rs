@@ -160,7 +160,7 @@ fn read(event: &EventRecord, pointers: &Pointers, cwd: Option<&str>) -> Option<S
     let path = payload::file_path(event)?;
     let shown = relative(path, cwd);
     let failed = payload::failed(event);
-    let Some(content) = read_content(event) else {
+    let Some(content) = payload::read_content(event) else {
         let status = if failed { " [failed]" } else { "" };
         let error = payload::error_line(event)
             .map(|e| format!("\n{e}"))
@@ -259,18 +259,6 @@ fn is_config(path: &str) -> bool {
 
 /// What a config file's template adds to its name.
 const TEMPLATE_SUFFIXES: [&str; 5] = [".example", ".sample", ".dist", ".template", ".tmpl"];
-
-/// The text of a Read: Claude Code's `file.content`, else a `content`
-/// string, else the output as text.
-fn read_content(event: &EventRecord) -> Option<&str> {
-    let output = payload::tool_output(event)?;
-    output
-        .get("file")
-        .and_then(|f| f.get("content"))
-        .and_then(Value::as_str)
-        .or_else(|| output.get("content").and_then(Value::as_str))
-        .or_else(|| output.as_str())
-}
 
 fn grep(event: &EventRecord, cwd: Option<&str>) -> String {
     let pattern = payload::pattern(event).unwrap_or_default();

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::payload::{self, ToolKind};
+
 use crate::generation::material::EventRecord;
 
 /// Most distinct error lines kept per digest.
@@ -50,6 +51,9 @@ pub(crate) struct Digest {
     pub errors: Vec<String>,
     /// The agent's last message (from the last `Stop`).
     pub last_message: Option<String>,
+    /// Lines of the files read that the prompts or the last message speak
+    /// of, as `path: line` ([`spoken_of`]).
+    pub noted: Vec<String>,
 }
 
 impl Digest {
@@ -59,6 +63,7 @@ impl Digest {
         for event in events {
             digest.add(event);
         }
+        digest.noted = spoken_of(events, &digest);
         digest
     }
 
@@ -141,6 +146,115 @@ impl Digest {
         }
     }
 }
+
+/// Lines noted per file read, and per digest.
+const NOTED_PER_FILE: usize = 4;
+const NOTED_LINES: usize = 8;
+/// Longest line noted, in characters; longer ones are data, not settings.
+const NOTED_LINE_CHARS: usize = 160;
+
+/// The lines of the files read that share a word with what the user asked
+/// or the agent said at the end (`max_attempts = 7` for "what's the retry
+/// policy?" answered with "a bounded number of attempts"): the value a
+/// later question asks for is usually in the file, not in the answer. Words
+/// are split as code is written (`max_attempts`, `readinessProbe`), compared
+/// lower-case, 4 letters or more and not common English. A line that sets a
+/// value ranks above a comment or heading, then by the distinct words it
+/// shares, first in the file first among equals; the lines kept stay in file
+/// order.
+fn spoken_of(events: &[EventRecord], digest: &Digest) -> Vec<String> {
+    let spoken: std::collections::HashSet<String> = digest
+        .prompts
+        .iter()
+        .chain(&digest.last_message)
+        .flat_map(|text| words(text))
+        .collect();
+    if spoken.is_empty() {
+        return vec![];
+    }
+    let mut noted = Vec::new();
+    for event in events {
+        if !payload::is_tool_outcome(event) || payload::tool_kind(event) != ToolKind::Read {
+            continue;
+        }
+        let (Some(path), Some(content)) = (payload::file_path(event), payload::read_content(event)) else {
+            continue;
+        };
+        let mut scored: Vec<((bool, usize), usize, &str)> = content
+            .lines()
+            .map(str::trim)
+            .enumerate()
+            .filter(|(_, line)| line.len() > 2 && line.chars().count() <= NOTED_LINE_CHARS)
+            .filter_map(|(at, line)| {
+                let mut shared: Vec<String> = words(line).filter(|w| spoken.contains(w)).collect();
+                shared.sort_unstable();
+                shared.dedup();
+                (!shared.is_empty()).then_some(((sets_a_value(line), shared.len()), at, line))
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let mut best: Vec<(usize, &str)> = scored
+            .into_iter()
+            .take(NOTED_PER_FILE)
+            .map(|(_, at, line)| (at, line))
+            .collect();
+        best.sort_unstable();
+        for (_, line) in best {
+            let entry = format!("{path}: {line}");
+            if noted.len() < NOTED_LINES && !noted.contains(&entry) {
+                noted.push(entry);
+            }
+        }
+    }
+    noted
+}
+
+/// Whether a line sets something (`key = value`, `key: value`, a number in
+/// it) rather than being a comment or a heading: those rank first.
+fn sets_a_value(line: &str) -> bool {
+    let comment = ["#", "//", "--", ";", "/*", "*"]
+        .iter()
+        .any(|p| line.starts_with(p));
+    let assigns = line.contains('=') || line.split_once(':').is_some_and(|(_, v)| !v.trim().is_empty());
+    !comment && (assigns || line.chars().any(|c| c.is_ascii_digit()))
+}
+
+/// The words of `text` as [`spoken_of`] compares them.
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .flat_map(split_case)
+        .map(|w| w.to_lowercase())
+        .filter(|w| {
+            w.chars().count() >= 4 && !w.chars().all(|c| c.is_ascii_digit()) && !COMMON.contains(&w.as_str())
+        })
+}
+
+/// `readinessProbe` → `readiness`, `Probe`; `HTTPServer` stays whole.
+fn split_case(word: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let chars: Vec<(usize, char)> = word.char_indices().collect();
+    for pair in chars.windows(2) {
+        let ((_, a), (at, b)) = (pair[0], pair[1]);
+        if a.is_lowercase() && b.is_uppercase() {
+            parts.push(&word[start..at]);
+            start = at;
+        }
+    }
+    parts.push(&word[start..]);
+    parts
+}
+
+/// Words too common in prompts and answers to tie them to a line.
+const COMMON: &[&str] = &[
+    "about", "after", "again", "also", "because", "been", "before", "being", "both", "change", "changed",
+    "could", "does", "done", "each", "file", "files", "from", "have", "here", "into", "just", "like", "make",
+    "more", "most", "much", "need", "nothing", "only", "other", "over", "please", "same", "should", "some",
+    "still", "such", "tell", "than", "that", "their", "them", "then", "there", "these", "they", "this",
+    "those", "through", "true", "false", "under", "used", "uses", "using", "very", "want", "were", "what",
+    "when", "where", "which", "while", "will", "with", "without", "would", "your", "none", "null", "return",
+    "self", "string",
+];
 
 /// Splits a session's events into turns: a turn starts at each
 /// `UserPromptSubmit` and wherever the prompt number changes. Events without
@@ -279,5 +393,59 @@ mod tests {
         let sizes: Vec<usize> = split_turns(&events).iter().map(|t| t.len()).collect();
         assert_eq!(sizes, vec![1, 3, 1, 2]);
         assert!(split_turns(&[]).is_empty());
+    }
+
+    fn read(path: &str, content: &str) -> EventRecord {
+        event(
+            "PostToolUse",
+            Some("Read"),
+            json!({"tool_input": {"file_path": path}, "tool_response": {"file": {"content": content}}}),
+        )
+    }
+
+    #[test]
+    fn lines_of_files_read_that_the_turn_spoke_of_are_noted() {
+        let toml = "# Payment gateway client\n[gateway]\nendpoint = \"https://pay.example/v2\"\ntimeout_ms = 900\n[gateway.retry]\nmax_attempts = 7\nbackoff_base_ms = 350\nlog_level = \"info\"";
+        let events = vec![
+            event(
+                "UserPromptSubmit",
+                None,
+                json!({"prompt": "What's the retry policy of the payment gateway client?"}),
+            ),
+            read("config/gateway.toml", toml),
+            read(
+                "deploy/api.yaml",
+                "livenessProbe:\n  initialDelaySeconds: 45\nreplicas: 3",
+            ),
+            event(
+                "Stop",
+                None,
+                json!({"last_assistant_message": "A bounded number of attempts with exponential backoff."}),
+            ),
+        ];
+        let d = Digest::of(&events);
+        assert_eq!(
+            d.noted,
+            vec![
+                "config/gateway.toml: # Payment gateway client",
+                "config/gateway.toml: [gateway.retry]",
+                "config/gateway.toml: max_attempts = 7",
+                "config/gateway.toml: backoff_base_ms = 350",
+            ],
+            "settings sharing attempts and backoff first, then the comment and heading sharing most; \
+             in file order; the YAML shares nothing"
+        );
+        assert_eq!(split_case("readinessProbe"), vec!["readiness", "Probe"]);
+        assert_eq!(split_case("HTTPServer"), vec!["HTTPServer"]);
+        // Common words tie nothing: a prompt of them notes no line.
+        let events = vec![
+            event(
+                "UserPromptSubmit",
+                None,
+                json!({"prompt": "what does this file do, please tell me"}),
+            ),
+            read("src/lib.rs", "// what this file does\nfn main() {}"),
+        ];
+        assert!(Digest::of(&events).noted.is_empty());
     }
 }

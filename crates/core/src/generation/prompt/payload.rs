@@ -8,8 +8,10 @@ use serde_json::Value;
 use super::elide::first_line;
 use crate::generation::material::EventRecord;
 
-/// Longest error line kept, in characters.
-const ERROR_LINE_CHARS: usize = 200;
+/// Longest error excerpt kept, in characters.
+const ERROR_LINE_CHARS: usize = 300;
+/// Lines an error excerpt holds at most: the failure line and what follows it.
+const ERROR_EXCERPT_LINES: usize = 3;
 
 /// What a tool does to the workspace, from its name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,7 +109,7 @@ pub(crate) fn failed(event: &EventRecord) -> bool {
         || interrupted(event)
         || error_text(event).is_some()
         || exit_code(event).is_some_and(|code| code != 0)
-        || stderr(event).is_some_and(|s| failure_line(s).is_some())
+        || stderr(event).is_some_and(|s| s.lines().any(is_failure_line))
         || output_text(event).is_some_and(nonzero_exit_line)
 }
 
@@ -118,13 +120,10 @@ pub(crate) fn error_line(event: &EventRecord) -> Option<String> {
         return None;
     }
     let line = error_text(event)
-        .and_then(|e| failure_line(e).or_else(|| past_exit_code(e)))
-        .and_then(|l| first_line(l, ERROR_LINE_CHARS))
-        .or_else(|| {
-            stderr(event)
-                .and_then(failure_line)
-                .and_then(|l| first_line(l, ERROR_LINE_CHARS))
+        .and_then(|e| {
+            failure_excerpt(e).or_else(|| past_exit_code(e).and_then(|l| first_line(l, ERROR_LINE_CHARS)))
         })
+        .or_else(|| stderr(event).and_then(failure_excerpt))
         .or_else(|| output_text(event).and_then(|o| first_line(o, ERROR_LINE_CHARS)));
     line.or_else(|| interrupted(event).then(|| "interrupted".to_string()))
 }
@@ -146,19 +145,51 @@ fn past_exit_code(text: &str) -> Option<&str> {
     })
 }
 
-/// The first line of `text` that reads as a failure: it starts with
-/// `error`, `fatal`, `panic` or `traceback`, mentions `: error`,
-/// `panicked at`, or `failed` (but not `0 failed`).
-pub(crate) fn failure_line(text: &str) -> Option<&str> {
-    text.lines().find(|line| {
-        let l = line.trim().to_lowercase();
-        ["error", "fatal", "panic", "traceback"]
-            .iter()
-            .any(|p| l.starts_with(p))
-            || l.contains(": error")
-            || l.contains("panicked at")
-            || (l.contains("failed") && !l.contains(" 0 failed") && !l.starts_with("0 failed"))
-    })
+/// Whether a line reads as a failure: it starts with `error`, `fatal`,
+/// `panic` or `traceback`, mentions `: error`, `panicked at`, or `failed`
+/// (but not `0 failed`).
+fn is_failure_line(line: &str) -> bool {
+    let l = line.trim().to_lowercase();
+    ["error", "fatal", "panic", "traceback"]
+        .iter()
+        .any(|p| l.starts_with(p))
+        || l.contains(": error")
+        || l.contains("panicked at")
+        || (l.contains("failed") && !l.contains(" 0 failed") && !l.starts_with("0 failed"))
+}
+
+/// The first failure line of `text` with the lines that say what failed
+/// (a Rust panic's message, an assertion's `left:`): up to
+/// [`ERROR_EXCERPT_LINES`] lines, stopping at a blank line or a stack
+/// frame, joined by spaces and cut at [`ERROR_LINE_CHARS`].
+pub(crate) fn failure_excerpt(text: &str) -> Option<String> {
+    // `SyntaxError: …`, `java.io.IOException: …` name the failure too.
+    let names_it = |line: &str| {
+        let l = line.to_lowercase();
+        is_failure_line(line) || l.contains("error:") || l.contains("exception:")
+    };
+    let mut lines = text.lines().skip_while(|line| !names_it(line));
+    let first = lines.next()?.trim();
+    let rest = lines
+        .map(str::trim)
+        .take_while(|l| {
+            !l.is_empty() && !l.starts_with("at ") && !l.starts_with("File \"") && !l.starts_with("note:")
+        })
+        .take(ERROR_EXCERPT_LINES - 1);
+    let joined = std::iter::once(first).chain(rest).collect::<Vec<_>>().join(" ");
+    first_line(&joined, ERROR_LINE_CHARS)
+}
+
+/// The text of a Read: Claude Code's `file.content`, else a `content`
+/// string, else the output as text.
+pub(crate) fn read_content(event: &EventRecord) -> Option<&str> {
+    let output = tool_output(event)?;
+    output
+        .get("file")
+        .and_then(|f| f.get("content"))
+        .and_then(Value::as_str)
+        .or_else(|| output.get("content").and_then(Value::as_str))
+        .or_else(|| output.as_str())
 }
 
 /// A JSON value as text: strings as they are, anything else as compact JSON.
@@ -319,7 +350,8 @@ mod tests {
         let cargo = "Exit code 101\n   Compiling app v0.1.0\nerror[E0382]: borrow of moved value: `cfg`\n  --> src/main.rs:9:5";
         assert_eq!(
             error_line(&failure(cargo)).as_deref(),
-            Some("error[E0382]: borrow of moved value: `cfg`")
+            Some("error[E0382]: borrow of moved value: `cfg` --> src/main.rs:9:5"),
+            "the lines under the failure line come with it: here, where it is"
         );
         assert_eq!(
             error_line(&failure("Exit code 2")).as_deref(),
@@ -332,9 +364,52 @@ mod tests {
         let stderr = bash(json!({"stderr": "Compiling\nerror: could not compile `x`\nmore"}));
         assert_eq!(
             error_line(&stderr).as_deref(),
-            Some("error: could not compile `x`")
+            Some("error: could not compile `x` more")
         );
         let interrupted = event("PostToolUseFailure", Some("Bash"), json!({"is_interrupt": true}));
         assert_eq!(error_line(&interrupted).as_deref(), Some("interrupted"));
+    }
+
+    #[test]
+    fn an_error_excerpt_keeps_what_the_failure_line_introduces() {
+        let failure = |error: &str| {
+            error_line(&event(
+                "PostToolUseFailure",
+                Some("Bash"),
+                json!({"error": error}),
+            ))
+        };
+        // A Rust panic says its message on the next line, an assertion its values.
+        let panic = "Exit code 101\nrunning 3 tests\n\nthread 'golden' panicked at src/export/csv.rs:140:5:\ngolden file differs: expected 4 columns, found 5\nnote: run with `RUST_BACKTRACE=1`";
+        assert_eq!(
+            failure(panic).as_deref(),
+            Some(
+                "thread 'golden' panicked at src/export/csv.rs:140:5: golden file differs: expected 4 columns, found 5"
+            )
+        );
+        let assertion = "thread 't' panicked at src/total.rs:88:9:\nassertion `left == right` failed\n  left: 10.000000000000002\n right: 10.0";
+        assert_eq!(
+            failure(assertion).as_deref(),
+            Some(
+                "thread 't' panicked at src/total.rs:88:9: assertion `left == right` failed left: 10.000000000000002"
+            )
+        );
+        // Node names the error by its class; the stack frames stay out.
+        let node =
+            "undefined:1\n\n\nSyntaxError: Unexpected end of JSON input\n    at JSON.parse (<anonymous>)";
+        assert_eq!(
+            failure(node).as_deref(),
+            Some("SyntaxError: Unexpected end of JSON input")
+        );
+        let stderr = bash(json!({"exit_code": 1, "stderr": node}));
+        assert_eq!(
+            error_line(&stderr).as_deref(),
+            Some("SyntaxError: Unexpected end of JSON input")
+        );
+        // A blank line ends the excerpt.
+        assert_eq!(
+            failure("error: linker failed\n\nmore").as_deref(),
+            Some("error: linker failed")
+        );
     }
 }

@@ -83,7 +83,8 @@ fn subtitle(digest: &Digest) -> String {
     )
 }
 
-/// Commands with their outcome, errors, then the files.
+/// Commands with their outcome, errors, the lines of files read that the
+/// turn spoke of, then the files.
 fn facts(digest: &Digest) -> Vec<String> {
     let commands = digest.command_outcomes().into_iter().map(|(text, outcome)| {
         let text = first_line(text, FACT_CHARS).unwrap_or_default();
@@ -94,12 +95,14 @@ fn facts(digest: &Digest) -> Vec<String> {
         }
     });
     let errors = digest.errors.iter().map(|e| format!("Error: {e}"));
+    let noted = digest.noted.iter().cloned();
     let files = [("Modified", &digest.files_modified), ("Read", &digest.files_read)]
         .into_iter()
         .filter(|(_, list)| !list.is_empty())
         .map(|(verb, list)| format!("{verb}: {}", join_capped(list, FILES_PER_FACT)));
     commands
         .chain(errors)
+        .chain(noted)
         .chain(files)
         .map(|fact| truncate(&fact, FACT_CHARS).into_owned())
         .take(MAX_FACTS)
