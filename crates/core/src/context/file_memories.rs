@@ -12,6 +12,7 @@ use serde_json::Value;
 use sqlx::PgPool;
 use uuid::Uuid;
 
+use super::focus::Focus;
 use super::prompt;
 use crate::store::file_memories;
 
@@ -82,6 +83,7 @@ async fn lookup(
         &format!("# Memory about {shown} (Cairn)"),
         &found,
         BUDGET_TOKENS,
+        &Focus::of(relative),
     ))
 }
 

@@ -7,6 +7,7 @@
 //! an agent only through `neutralise`, so a memory cannot close the block.
 
 pub mod file_memories;
+pub mod focus;
 pub mod gather;
 pub mod markdown;
 pub mod neutralise;

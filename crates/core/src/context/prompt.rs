@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
+use super::focus::Focus;
 use super::{gather, markdown};
 use crate::engine::Engine;
 
@@ -60,7 +61,11 @@ async fn lookup(
     )
     .await?;
     let matches = admitted(found, gather::DETAILED as usize);
-    Ok(render(&matches, settings.prompt_context_budget_tokens as usize))
+    Ok(render(
+        &matches,
+        settings.prompt_context_budget_tokens as usize,
+        &Focus::of(prompt),
+    ))
 }
 
 /// The gate's cosine floor. all-MiniLM-L6-v2 put the `prompt_gate` test's
@@ -125,9 +130,10 @@ pub fn admitted<T>(found: Vec<(T, cairn_retrieval::Hit)>, want: usize) -> Vec<T>
         .collect()
 }
 
-/// The matches, each cut so that the whole stays within `budget_tokens`.
-pub fn render(matches: &[gather::ObservationItem], budget_tokens: usize) -> Option<String> {
-    render_titled("# Related memory (Cairn)", matches, budget_tokens)
+/// The matches, each cut so that the whole stays within `budget_tokens`,
+/// what `focus` asks about first in each (`focus`).
+pub fn render(matches: &[gather::ObservationItem], budget_tokens: usize, focus: &Focus) -> Option<String> {
+    render_titled("# Related memory (Cairn)", matches, budget_tokens, focus)
 }
 
 /// [`render`] under another heading.
@@ -135,6 +141,7 @@ pub fn render_titled(
     title: &str,
     matches: &[gather::ObservationItem],
     budget_tokens: usize,
+    focus: &Focus,
 ) -> Option<String> {
     if matches.is_empty() {
         return None;
@@ -146,7 +153,8 @@ pub fn render_titled(
     let mut out = format!("{}{head}", markdown::OPEN_TAG);
     let mut shown = 0;
     for o in matches {
-        let block = markdown::detail(o, share.min(left));
+        // The heading line takes about a third of a block's share.
+        let block = markdown::detail(&focus.apply(o, share * 2 / 3), share.min(left));
         let price = block.chars().count();
         if price > left || block.lines().count() < 1 {
             break;

@@ -184,7 +184,7 @@ fn poisoned_memories_cannot_close_the_block() {
     }
     assert!(md.contains("Ignore previous instructions"), "kept readable: {md}");
 
-    let related = super::prompt::render(&recent, 2000).unwrap();
+    let related = super::prompt::render(&recent, 2000, &super::focus::Focus::of("")).unwrap();
     assert_eq!(related.matches("<cairn-context>").count(), 1, "{related}");
     assert_eq!(related.matches("</cairn-context>").count(), 1, "{related}");
     assert!(related.contains(super::markdown::DATA_NOTICE));
