@@ -61,3 +61,57 @@ pub async fn record(
     .await?;
     Ok(Some(counts))
 }
+
+/// One mark, as the dashboard lists it.
+#[derive(Clone, Debug, Serialize, FromRow, PartialEq, Eq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Mark {
+    /// `helpful` or `misleading`.
+    pub verdict: String,
+    pub note: String,
+    /// The name of the token that marked it (an agent's or a person's).
+    pub marked_by: Option<String>,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// Most marks listed, newest first.
+pub const MARKS_LISTED: i64 = 50;
+
+/// An observation's counts and its newest marks, in `team_id` (and
+/// `project_id` when the token is bound to one); `None` when there is no
+/// such observation.
+#[tracing::instrument(skip(conn))]
+pub async fn of(
+    conn: &mut PgConnection,
+    team_id: Uuid,
+    project_id: Option<Uuid>,
+    observation_id: Uuid,
+) -> sqlx::Result<Option<(Counts, Vec<Mark>)>> {
+    let counts: Option<Counts> = sqlx::query_as(
+        "SELECT project_id, helpful_count AS helpful, misleading_count AS misleading
+         FROM observations
+         WHERE id = $1 AND team_id = $2 AND ($3::uuid IS NULL OR project_id = $3)",
+    )
+    .bind(observation_id)
+    .bind(team_id)
+    .bind(project_id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(counts) = counts else {
+        return Ok(None);
+    };
+    let marks = sqlx::query_as(
+        "SELECT f.verdict, f.note, t.name AS marked_by, f.created_at
+         FROM memory_feedback f LEFT JOIN api_tokens t ON t.id = f.actor_token_id
+         WHERE f.observation_id = $1 AND f.team_id = $2
+         ORDER BY f.created_at DESC, f.id DESC
+         LIMIT $3",
+    )
+    .bind(observation_id)
+    .bind(team_id)
+    .bind(MARKS_LISTED)
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(Some((counts, marks)))
+}

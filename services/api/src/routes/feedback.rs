@@ -2,6 +2,8 @@
 //! given back as helpful or misleading. It moves the memory's ranking for
 //! its project (a factor in the retrieval engine: each helpful mark +10 %,
 //! each misleading one −25 %, within ×0.25..×1.5), and is audited.
+//! `GET` on the same path gives the counts and the newest marks (the
+//! dashboard's observation page shows them).
 
 use axum::{
     Json,
@@ -58,6 +60,41 @@ pub async fn give_feedback(
     )
     .await
     .map(Json)
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedbackList {
+    pub id: Uuid,
+    pub helpful: i32,
+    pub misleading: i32,
+    /// The newest marks first, at most 50.
+    pub marks: Vec<feedback::Mark>,
+}
+
+/// A memory's feedback: its counts and newest marks (any scope that reads
+/// or writes memory).
+#[utoipa::path(get, path = "/v1/memories/{id}/feedback", tag = "memories", params(("id" = Uuid, Path)),
+    responses((status = 200, body = FeedbackList), (status = 404, body = crate::error::ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn feedback_of(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<Uuid>,
+) -> ApiResult<Json<FeedbackList>> {
+    if auth.require(Scope::Read).is_err() {
+        auth.require(Scope::Ingest)?;
+    }
+    let mut conn = state.pool.acquire().await?;
+    let (counts, marks) = feedback::of(&mut conn, auth.team_id, auth.project_id, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("observation_not_found", "no such memory in your projects"))?;
+    Ok(Json(FeedbackList {
+        id,
+        helpful: counts.helpful,
+        misleading: counts.misleading,
+        marks,
+    }))
 }
 
 /// Shared by the route and the MCP tool.

@@ -70,7 +70,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(jobs::retry_job))
         .routes(routes!(jobs::cancel_job))
         .routes(routes!(memories::create_memory))
-        .routes(routes!(feedback::give_feedback))
+        .routes(routes!(feedback::give_feedback, feedback::feedback_of))
         .routes(routes!(memories::delete_memory, memory_edit::update_memory))
         .routes(routes!(visibility::promote))
         .routes(routes!(visibility::unpromote))

@@ -465,6 +465,25 @@ async fn feedback_moves_a_memory_in_its_project_is_audited_and_bounded_by_tenanc
         ))
         .await;
     assert_eq!(audited, 9);
+    // The counts and the marks, newest first, by the token's name.
+    let (status, listed) = app
+        .get(&format!("/v1/memories/{first}/feedback"), Some(&app.ingest_token))
+        .await;
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(
+        (listed["helpful"].as_i64(), listed["misleading"].as_i64()),
+        (Some(8), Some(1))
+    );
+    let marks = listed["marks"].as_array().unwrap();
+    assert_eq!(marks.len(), 9);
+    assert_eq!(marks[0]["verdict"], "helpful");
+    assert_eq!(marks[8]["verdict"], "misleading");
+    assert_eq!(marks[8]["note"], "the region was dropped");
+    assert!(
+        marks[8]["markedBy"].as_str().is_some_and(|n| !n.is_empty()),
+        "{}",
+        marks[8]
+    );
     // Bad verdicts, unknown memories and other projects' memories.
     let (status, body) = app
         .post(
@@ -490,6 +509,13 @@ async fn feedback_moves_a_memory_in_its_project_is_audited_and_bounded_by_tenanc
         status, 404,
         "a project token cannot mark another project's memory"
     );
+    let (status, _) = app
+        .get(
+            &format!("/v1/memories/{theirs}/feedback"),
+            Some(&app.ingest_token),
+        )
+        .await;
+    assert_eq!(status, 404, "nor read its feedback");
     let (status, _) = app
         .post(
             &format!("/v1/memories/{}/feedback", Uuid::now_v7()),

@@ -1,12 +1,13 @@
 //! The Observations page and a session's jobs in Chromium: the project's
 //! newest observations show on arrival, before any search; a job's usage
-//! reads as a few words, not as raw JSON.
+//! reads as a few words, not as raw JSON; an observation's feedback is
+//! shown and given on its page.
 
 use cairn_testkit::{seed_jobs, spawn_app};
 use fantoccini::Locator;
 use serde_json::json;
 
-use crate::support::{browser, js, screenshot, sign_in_browser, wait_for, wait_text};
+use crate::support::{browser, fill, js, screenshot, sign_in_browser, wait_for, wait_text};
 
 #[tokio::test]
 async fn the_newest_observations_show_without_pressing_search() {
@@ -108,4 +109,57 @@ async fn a_jobs_usage_reads_as_tokens_not_as_json() {
         "the jobs table scrolls by {overflow} px"
     );
     screenshot(c, "session-usage").await;
+}
+
+#[tokio::test]
+async fn an_observations_feedback_is_shown_and_given_on_its_page() {
+    let app = spawn_app().await;
+    let (status, body) = app
+        .post(
+            "/v1/memories",
+            Some(&app.admin_token),
+            &json!({"projectId": app.project_id, "kind": "decision", "content": "Retries back off with jitter"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let id = body["memory"]["id"].as_str().unwrap().to_string();
+    // An agent marked it helpful before anyone opened the page.
+    let (status, body) = app
+        .post(
+            &format!("/v1/memories/{id}/feedback"),
+            Some(&app.ingest_token),
+            &json!({"verdict": "helpful", "note": "saved me a search"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let b = browser(1280, 900).await;
+    let c = &b.client;
+    sign_in_browser(c, &app.base, &app.admin_token).await;
+    c.goto(&format!("{}/#/observations/{id}", app.base))
+        .await
+        .unwrap();
+    wait_text(c, "#feedback-counts", "1 helpful · 0 misleading").await;
+    wait_text(c, "#feedback-marks li", "saved me a search").await;
+    // A person marks it misleading, with a reason.
+    js(
+        c,
+        "document.querySelector('#feedback-verdict').value = 'misleading'",
+    )
+    .await;
+    fill(c, "#feedback-note", "the jitter was removed in March").await;
+    wait_for(c, "#feedback-form button[type=submit]")
+        .await
+        .click()
+        .await
+        .unwrap();
+    wait_text(c, "#feedback-counts", "1 helpful · 1 misleading").await;
+    let newest = wait_text(c, "#feedback-marks li", "the jitter was removed in March").await;
+    assert!(newest.text().await.unwrap().starts_with("misleading"));
+    let stored: i32 = sqlx::query_scalar("SELECT misleading_count FROM observations WHERE id = $1::uuid")
+        .bind(&id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(stored, 1, "the mark reached the database");
+    screenshot(c, "observation-feedback").await;
 }

@@ -1,7 +1,8 @@
 // Observations: the newest first, search with the API's filters, one observation's detail,
-// edit (PATCH /v1/memories/{id}) and delete (DELETE /v1/memories/{id}).
+// edit (PATCH /v1/memories/{id}), delete (DELETE /v1/memories/{id}) and its feedback
+// (GET and POST /v1/memories/{id}/feedback: the counts that move its ranking, each mark).
 
-import { ApiError, del, get, patch } from '../api.js';
+import { ApiError, del, get, patch, post } from '../api.js';
 
 const KINDS = ['bugfix', 'feature', 'refactor', 'change', 'discovery', 'decision', 'security_alert', 'security_note', 'note'];
 import { busy, confirmButton, field, form, h, mount, notice, time } from '../dom.js';
@@ -101,7 +102,7 @@ async function renderOne(ctx, id) {
       list('Facts', m.facts), list('Concepts', m.concepts), list('Files read', m.filesRead), list('Files modified', m.filesModified)),
     m.narrative && m.narrative !== o.content ? h('p', { class: 'narrative' }, m.narrative) : null,
     h('pre', { class: 'content', id: 'observation-content' }, o.content));
-  const actions = [];
+  const actions = [await feedbackCard(o)];
   if (ctx.has('ingest') || ctx.has('admin')) actions.push(editForm(ctx, o, () => renderOne(ctx, id)));
   if (ctx.has('admin') || ctx.has('ingest')) {
     actions.push(h('p', {}, confirmButton('Delete this memory', 'Confirm delete', async () => {
@@ -110,6 +111,32 @@ async function renderOne(ctx, id) {
     })));
   }
   mount(main, back, detail, actions);
+}
+
+/** The memory's feedback: counts, a form to mark it, the newest marks. */
+async function feedbackCard(o) {
+  const card = h('section', { class: 'card', id: 'feedback' });
+  async function refresh() {
+    const f = await get(`/v1/memories/${o.id}/feedback`);
+    const marks = f.marks.map((m) => h('li', { class: 'mark' },
+      h('span', { class: 'chip' }, m.verdict), ' ', m.note || '',
+      h('span', { class: 'muted' }, ` ${m.markedBy || 'a token since deleted'} · ${new Date(m.createdAt).toLocaleString()}`)));
+    mount(card,
+      h('h2', {}, 'Feedback'),
+      h('p', { id: 'feedback-counts' }, `${f.helpful} helpful · ${f.misleading} misleading`),
+      h('p', { class: 'muted' }, 'Each helpful mark raises this memory in its project\'s ranking by 10 %, each misleading one lowers it by 25 % (within ×0.25 and ×1.5).'),
+      form({ id: 'feedback-form' }, [
+        field('Verdict', h('select', { name: 'verdict', id: 'feedback-verdict' }, ['helpful', 'misleading'].map((v) => h('option', { value: v }, v)))),
+        field('Why', h('input', { name: 'note', id: 'feedback-note', maxlength: 1000 })),
+        h('button', { type: 'submit' }, 'Mark'),
+      ], async (data) => {
+        await post(`/v1/memories/${o.id}/feedback`, { verdict: data.get('verdict'), note: String(data.get('note') || '') });
+        await refresh();
+      }),
+      marks.length ? h('ul', { id: 'feedback-marks' }, marks) : h('p', { class: 'muted', id: 'feedback-marks' }, 'No marks yet.'));
+  }
+  await refresh();
+  return card;
 }
 
 const lines = (v) => String(v || '').split('\n').map((x) => x.trim()).filter(Boolean);
