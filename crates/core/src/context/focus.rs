@@ -40,7 +40,7 @@ impl Focus {
             .iter()
             .map(|f| (self.score(f), self.excerpt(f, fact_chars)))
             .collect();
-        facts.sort_by(|a, b| b.0.cmp(&a.0));
+        facts.sort_by_key(|f| std::cmp::Reverse(f.0));
         ObservationItem {
             facts: facts.into_iter().map(|(_, f)| f).collect(),
             narrative: self.excerpt(&item.narrative, fact_chars),
