@@ -50,7 +50,7 @@ impl Focus {
 
     /// `text` when it fits in `max` characters; otherwise its sentences
     /// that hold the most terms (ties: earlier first), shown in their own
-    /// order, joined by ` … `, within `max`.
+    /// order within `max`, with ` … ` where sentences were left out.
     pub fn excerpt(&self, text: &str, max: usize) -> String {
         let text = text.trim();
         if text.chars().count() <= max {
@@ -84,9 +84,13 @@ impl Focus {
         let mut out = String::new();
         let mut next = 0;
         for at in chosen {
-            if at > next || !out.is_empty() {
-                out.push_str(if out.is_empty() { "… " } else { " … " });
-            }
+            // An ellipsis only where sentences were left out.
+            out.push_str(match (out.is_empty(), at > next) {
+                (true, false) => "",
+                (true, true) => "… ",
+                (false, false) => " ",
+                (false, true) => " … ",
+            });
             out.push_str(sentences[at]);
             next = at + 1;
         }
