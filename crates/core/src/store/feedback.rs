@@ -8,6 +8,8 @@ use sqlx::{PgConnection, prelude::FromRow};
 
 use uuid::Uuid;
 
+use crate::tenancy::Viewer;
+
 /// An observation's feedback so far.
 #[derive(Clone, Copy, Debug, Serialize, FromRow, PartialEq, Eq)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -19,28 +21,35 @@ pub struct Counts {
 }
 
 /// Records a mark on an observation of `team_id` (and of `project_id` when
-/// the token is bound to one); `None` when there is no such observation.
+/// the token is bound to one) that `viewer` sees; `None` when there is no
+/// such observation (another member's private memory is not there for them).
 #[tracing::instrument(skip(conn, note))]
+#[allow(clippy::too_many_arguments)]
 pub async fn record(
     conn: &mut PgConnection,
     team_id: Uuid,
     project_id: Option<Uuid>,
+    viewer: Viewer,
     observation_id: Uuid,
     helpful: bool,
     note: &str,
     actor_token_id: Uuid,
 ) -> sqlx::Result<Option<Counts>> {
+    // The viewer condition is `Viewer::condition("o", 5, 6)`.
     let counts: Option<Counts> = sqlx::query_as(
-        "UPDATE observations
+        "UPDATE observations o
          SET helpful_count = helpful_count + CASE WHEN $4 THEN 1 ELSE 0 END,
              misleading_count = misleading_count + CASE WHEN $4 THEN 0 ELSE 1 END
-         WHERE id = $1 AND team_id = $2 AND ($3::uuid IS NULL OR project_id = $3)
-         RETURNING project_id, helpful_count AS helpful, misleading_count AS misleading",
+         WHERE o.id = $1 AND o.team_id = $2 AND ($3::uuid IS NULL OR o.project_id = $3)
+           AND (o.visibility = 'team' OR o.member_id = $5::uuid OR $6::bool)
+         RETURNING o.project_id, o.helpful_count AS helpful, o.misleading_count AS misleading",
     )
     .bind(observation_id)
     .bind(team_id)
     .bind(project_id)
     .bind(helpful)
+    .bind(viewer.member_id)
+    .bind(viewer.sees_all)
     .fetch_optional(&mut *conn)
     .await?;
     let Some(counts) = counts else {
@@ -79,23 +88,28 @@ pub struct Mark {
 pub const MARKS_LISTED: i64 = 50;
 
 /// An observation's counts and its newest marks, in `team_id` (and
-/// `project_id` when the token is bound to one); `None` when there is no
-/// such observation.
+/// `project_id` when the token is bound to one) when `viewer` sees it;
+/// `None` when there is no such observation.
 #[tracing::instrument(skip(conn))]
 pub async fn of(
     conn: &mut PgConnection,
     team_id: Uuid,
     project_id: Option<Uuid>,
+    viewer: Viewer,
     observation_id: Uuid,
 ) -> sqlx::Result<Option<(Counts, Vec<Mark>)>> {
+    // The viewer condition is `Viewer::condition("o", 4, 5)`.
     let counts: Option<Counts> = sqlx::query_as(
-        "SELECT project_id, helpful_count AS helpful, misleading_count AS misleading
-         FROM observations
-         WHERE id = $1 AND team_id = $2 AND ($3::uuid IS NULL OR project_id = $3)",
+        "SELECT o.project_id, o.helpful_count AS helpful, o.misleading_count AS misleading
+         FROM observations o
+         WHERE o.id = $1 AND o.team_id = $2 AND ($3::uuid IS NULL OR o.project_id = $3)
+           AND (o.visibility = 'team' OR o.member_id = $4::uuid OR $5::bool)",
     )
     .bind(observation_id)
     .bind(team_id)
     .bind(project_id)
+    .bind(viewer.member_id)
+    .bind(viewer.sees_all)
     .fetch_optional(&mut *conn)
     .await?;
     let Some(counts) = counts else {

@@ -86,7 +86,7 @@ pub async fn feedback_of(
         auth.require(Scope::Ingest)?;
     }
     let mut conn = state.pool.acquire().await?;
-    let (counts, marks) = feedback::of(&mut conn, auth.team_id, auth.project_id, id)
+    let (counts, marks) = feedback::of(&mut conn, auth.team_id, auth.project_id, auth.viewer(), id)
         .await?
         .ok_or_else(|| ApiError::not_found("observation_not_found", "no such memory in your projects"))?;
     Ok(Json(FeedbackList {
@@ -130,6 +130,7 @@ pub async fn record(
         &mut tx,
         auth.team_id,
         auth.project_id,
+        auth.viewer(),
         id,
         helpful,
         &note,

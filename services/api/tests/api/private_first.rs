@@ -224,6 +224,43 @@ async fn a_members_memory_is_theirs_until_promoted_on_every_read_route() {
         .await;
     assert_eq!(queue["memories"].as_array().unwrap().len(), ids.len(), "{queue}");
 
+    // Feedback on her memory is hers (and an admin's) while it is private:
+    // Bob can neither mark it nor read its marks, over HTTP or MCP.
+    let feedback = format!("/v1/memories/{}/feedback", ids[0]);
+    let (status, res) = app
+        .post(
+            &feedback,
+            Some(&alice),
+            &json!({"verdict": "helpful", "note": HER_FINDING}),
+        )
+        .await;
+    assert_eq!(status, 200, "{res}");
+    for token in [&bob, &service] {
+        let (status, res) = app
+            .post(&feedback, Some(token), &json!({"verdict": "misleading"}))
+            .await;
+        assert_eq!(status, 404, "{res}");
+        let (status, res) = app.get(&feedback, Some(token)).await;
+        assert_eq!(status, 404, "{res}");
+        assert!(!res.to_string().contains(HER_FINDING), "{res}");
+    }
+    let mark = [(
+        "feedback",
+        json!({"id": ids[0].to_string(), "verdict": "misleading"}),
+    )];
+    let (answer, error) = mcp(&app, &bob, &mark).await;
+    assert!(error && answer.contains("not_found"), "{answer}");
+    for token in [&alice, &app.admin_token] {
+        let (status, res) = app.get(&feedback, Some(token)).await;
+        assert_eq!(status, 200, "{res}");
+        assert_eq!(
+            (res["helpful"].as_i64(), res["misleading"].as_i64()),
+            (Some(1), Some(0)),
+            "{res}"
+        );
+        assert_eq!(res["marks"][0]["note"], HER_FINDING, "{res}");
+    }
+
     // Bob cannot promote her memory (over HTTP or MCP); she can, from her
     // agent (MCP `share`) or her laptop's token.
     let (status, _) = app
