@@ -179,6 +179,12 @@ pub fn terms(text: &str) -> Vec<String> {
     out
 }
 
+/// `word` (lower-case letters) stemmed as the index stems it: `tokens`
+/// and `tokenizer` are both `token`.
+pub fn stem(word: &str) -> String {
+    STEMMER.stem(word).into_owned()
+}
+
 /// The distinct terms of a query, in first-seen order.
 pub fn query_terms(text: &str) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();

@@ -158,6 +158,17 @@ pub async fn measure(replayed: &Replayed, data: &Dataset, modes: &Modes) -> anyh
                 let markdown = injected(&answer);
                 let prompt = items(&markdown);
                 let in_prompt = rank(&prompt, &fact.check);
+                if in_prompt.is_none() && std::env::var_os("CAIRN_RECALL_SHOW_MISSES").is_some() {
+                    eprintln!(
+                        "prompt context missed {} ({question:?}): {}",
+                        fact.id,
+                        if markdown.is_empty() {
+                            "nothing injected"
+                        } else {
+                            &markdown
+                        }
+                    );
+                }
                 let all: Vec<&String> = start.iter().chain(&prompt).collect();
                 ranks.moment.insert(
                     key.clone(),

@@ -153,15 +153,17 @@ const NOTED_LINES: usize = 8;
 /// Longest line noted, in characters; longer ones are data, not settings.
 const NOTED_LINE_CHARS: usize = 160;
 
-/// The lines of the files read that share a word with what the user asked
-/// or the agent said at the end (`max_attempts = 7` for "what's the retry
-/// policy?" answered with "a bounded number of attempts"): the value a
-/// later question asks for is usually in the file, not in the answer. Words
-/// are split as code is written (`max_attempts`, `readinessProbe`), compared
+/// The lines of the files read, the searches' matches and the commands'
+/// output that share a word with what the user asked or the agent said at
+/// the end (`max_attempts = 7` for "what's the retry policy?" answered with
+/// "a bounded number of attempts"; a profiler's `120431 … slugify.py:14`
+/// for "most of the time went to slugify"): the value a later question asks
+/// for is usually in the file or the output, not in the answer. Words are
+/// split as code is written (`max_attempts`, `readinessProbe`), compared
 /// lower-case, 4 letters or more and not common English. A line that sets a
 /// value ranks above a comment or heading, then by the distinct words it
-/// shares, first in the file first among equals; the lines kept stay in file
-/// order.
+/// shares, first in the text first among equals; the lines kept stay in
+/// text order, at most [`NOTED_PER_FILE`] a text.
 fn spoken_of(events: &[EventRecord], digest: &Digest) -> Vec<String> {
     let spoken: std::collections::HashSet<String> = digest
         .prompts
@@ -173,13 +175,7 @@ fn spoken_of(events: &[EventRecord], digest: &Digest) -> Vec<String> {
         return vec![];
     }
     let mut noted = Vec::new();
-    for event in events {
-        if !payload::is_tool_outcome(event) || payload::tool_kind(event) != ToolKind::Read {
-            continue;
-        }
-        let (Some(path), Some(content)) = (payload::file_path(event), payload::read_content(event)) else {
-            continue;
-        };
+    for (label, content, output) in events.iter().filter_map(spoken_text) {
         let mut scored: Vec<((bool, usize), usize, &str)> = content
             .lines()
             .map(str::trim)
@@ -189,7 +185,11 @@ fn spoken_of(events: &[EventRecord], digest: &Digest) -> Vec<String> {
                 let mut shared: Vec<String> = words(line).filter(|w| spoken.contains(w)).collect();
                 shared.sort_unstable();
                 shared.dedup();
-                (!shared.is_empty()).then_some(((sets_a_value(line), shared.len()), at, line))
+                let value = sets_a_value(line);
+                // A command's output is mostly progress ("test … ok"): a
+                // line of it sharing one word must hold a value.
+                let enough = shared.len() >= if output && !value { 2 } else { 1 };
+                enough.then_some(((value, shared.len()), at, line))
             })
             .collect();
         scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -200,7 +200,7 @@ fn spoken_of(events: &[EventRecord], digest: &Digest) -> Vec<String> {
             .collect();
         best.sort_unstable();
         for (_, line) in best {
-            let entry = format!("{path}: {line}");
+            let entry = format!("{label}: {line}");
             if noted.len() < NOTED_LINES && !noted.contains(&entry) {
                 noted.push(entry);
             }
@@ -209,23 +209,62 @@ fn spoken_of(events: &[EventRecord], digest: &Digest) -> Vec<String> {
     noted
 }
 
+/// Longest command shown before a line of its output, in characters.
+const NOTED_COMMAND_CHARS: usize = 60;
+
+/// The text [`spoken_of`] looks in, with what it is labelled by and
+/// whether it is a command's output: a file read (its path), a search's
+/// matches (`grep <pattern>`), a command's output (`$ <command>`).
+fn spoken_text(event: &EventRecord) -> Option<(String, &str, bool)> {
+    if !payload::is_tool_outcome(event) {
+        return None;
+    }
+    match payload::tool_kind(event) {
+        ToolKind::Read => Some((
+            payload::file_path(event)?.to_string(),
+            payload::read_content(event)?,
+            false,
+        )),
+        ToolKind::Search => Some((
+            format!("grep {}", payload::pattern(event).unwrap_or_default()),
+            payload::read_content(event)?,
+            false,
+        )),
+        ToolKind::Shell => {
+            let command: String = payload::command(event)?
+                .trim()
+                .chars()
+                .take(NOTED_COMMAND_CHARS)
+                .collect();
+            Some((format!("$ {command}"), payload::shell_output(event)?, true))
+        }
+        ToolKind::Modify | ToolKind::Other => None,
+    }
+}
+
 /// Whether a line sets something (`key = value`, `key: value`, a number in
-/// it) rather than being a comment or a heading: those rank first.
+/// it) rather than being a comment or a heading: those rank first. A `::`
+/// path (`api::tests::x`) is not a `key: value`.
 fn sets_a_value(line: &str) -> bool {
     let comment = ["#", "//", "--", ";", "/*", "*"]
         .iter()
         .any(|p| line.starts_with(p));
-    let assigns = line.contains('=') || line.split_once(':').is_some_and(|(_, v)| !v.trim().is_empty());
+    let assigns = line.contains('=') || line.split_once(": ").is_some_and(|(_, v)| !v.trim().is_empty());
     !comment && (assigns || line.chars().any(|c| c.is_ascii_digit()))
 }
 
-/// The words of `text` as [`spoken_of`] compares them.
+/// The words of `text` as [`spoken_of`] compares them: stemmed as the
+/// index stems them (`tokens` meets `tokenizer`).
 fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .flat_map(split_case)
         .map(|w| w.to_lowercase())
         .filter(|w| {
             w.chars().count() >= 4 && !w.chars().all(|c| c.is_ascii_digit()) && !COMMON.contains(&w.as_str())
+        })
+        .map(|w| match w.chars().all(char::is_alphabetic) {
+            true => cairn_retrieval::tokenize::stem(&w),
+            false => w,
         })
 }
 
@@ -447,5 +486,63 @@ mod tests {
             read("src/lib.rs", "// what this file does\nfn main() {}"),
         ];
         assert!(Digest::of(&events).noted.is_empty());
+    }
+
+    #[test]
+    fn lines_of_searches_and_command_output_the_turn_spoke_of_are_noted() {
+        let profile = "   ncalls  tottime  percall  cumtime\n     88    0.101    0.001    0.300 render.py:40(render_page)\n   120431    9.812    0.000   11.204 slugify.py:14(slugify)\n      1    0.000    0.000   11.900 {built-in method exec}";
+        let events = vec![
+            event(
+                "UserPromptSubmit",
+                None,
+                json!({"prompt": "Rendering large markdown files is slow, profile it."}),
+            ),
+            event(
+                "PostToolUse",
+                Some("Bash"),
+                json!({"tool_input": {"command": "python -m cProfile -s cumtime -m quill render big.md"},
+                       "tool_response": {"stdout": profile, "stderr": ""}}),
+            ),
+            event(
+                "PostToolUse",
+                Some("Grep"),
+                json!({"tool_input": {"pattern": "cache_dir"},
+                       "tool_response": {"mode": "content", "content": "src/util.py:3:import os\nquill/themes.py:12:CACHE_DIR = Path(os.environ.get(\"QUILL_CACHE\", \"~/.cache/quill/themes-v2\"))"}}),
+            ),
+            event(
+                "Stop",
+                None,
+                json!({"last_assistant_message": "Most of the time went to slugify; themes are cached under QUILL_CACHE."}),
+            ),
+        ];
+        assert_eq!(
+            Digest::of(&events).noted,
+            vec![
+                "$ python -m cProfile -s cumtime -m quill render big.md: 88    0.101    0.001    0.300 render.py:40(render_page)",
+                "$ python -m cProfile -s cumtime -m quill render big.md: 120431    9.812    0.000   11.204 slugify.py:14(slugify)",
+                "grep cache_dir: quill/themes.py:12:CACHE_DIR = Path(os.environ.get(\"QUILL_CACHE\", \"~/.cache/quill/themes-v2\"))",
+            ],
+            "the profiler's lines of the functions spoken of (`rendering` meets `render_page` by its stem), \
+             and the search match naming the variable"
+        );
+        // A command's progress line sharing one word is not noted; a line
+        // holding a value is, and words meet by their stems.
+        let events = vec![
+            event(
+                "UserPromptSubmit",
+                None,
+                json!({"prompt": "Why does the search tokenizer drop accented words?"}),
+            ),
+            event(
+                "PostToolUse",
+                Some("Bash"),
+                json!({"tool_input": {"command": "cargo test -p search"},
+                       "tool_response": {"stdout": "test lexer::tests::splits_words ... ok\nquery tokens: ['caf']"}}),
+            ),
+        ];
+        assert_eq!(
+            Digest::of(&events).noted,
+            vec!["$ cargo test -p search: query tokens: ['caf']"]
+        );
     }
 }

@@ -232,6 +232,14 @@ fn stderr(event: &EventRecord) -> Option<&str> {
     tool_output(event).and_then(|o| str_field(o, "stderr"))
 }
 
+/// What a command printed: the output's `stdout`, else the output as text.
+pub(crate) fn shell_output(event: &EventRecord) -> Option<&str> {
+    tool_output(event)
+        .and_then(|o| str_field(o, "stdout"))
+        .or_else(|| output_text(event))
+        .filter(|o| !o.trim().is_empty())
+}
+
 /// The output when it is plain text.
 fn output_text(event: &EventRecord) -> Option<&str> {
     tool_output(event).and_then(Value::as_str)

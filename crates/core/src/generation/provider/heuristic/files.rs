@@ -14,10 +14,21 @@
 
 use crate::generation::prompt::digest::Digest;
 
-/// Removes repeats of one file under different spellings from both lists.
+/// Removes repeats of one file under different spellings from both lists,
+/// and names the files of the lines noted relative to `cwd`.
 pub(super) fn dedup(digest: &mut Digest, cwd: Option<&str>) {
     digest.files_read = unique(&digest.files_read, cwd);
     digest.files_modified = unique(&digest.files_modified, cwd);
+    // Lines noted say their files relative to the repository.
+    if let Some(cwd) = cwd
+        .map(|c| c.trim().trim_end_matches('/'))
+        .filter(|c| !c.is_empty())
+    {
+        let under = format!("{cwd}/");
+        for entry in &mut digest.noted {
+            *entry = entry.replace(&under, "");
+        }
+    }
 }
 
 /// The files read that were not also modified, in order.
@@ -126,5 +137,26 @@ mod tests {
             ..Digest::default()
         };
         assert_eq!(read_not_modified(&digest, Some("/work/app")), list(&["b.rs"]));
+    }
+
+    #[test]
+    fn lines_noted_name_their_files_relative_to_the_repository() {
+        let mut digest = Digest {
+            noted: list(&[
+                "/work/app/config/gateway.toml: max_attempts = 7",
+                "grep ttl: /work/app/src/config.rs:31: let ttl = 30;",
+                "/other/x.toml: a = 1",
+            ]),
+            ..Digest::default()
+        };
+        dedup(&mut digest, Some("/work/app/"));
+        assert_eq!(
+            digest.noted,
+            list(&[
+                "config/gateway.toml: max_attempts = 7",
+                "grep ttl: src/config.rs:31: let ttl = 30;",
+                "/other/x.toml: a = 1",
+            ])
+        );
     }
 }

@@ -63,13 +63,13 @@ fn investigated(digest: &Digest, read_only: &[String]) -> String {
     sentences(&[("Read", read_only), ("Ran", &commands)])
 }
 
-/// The errors seen, the lines of the files read the turn spoke of, and
+/// The errors seen, the lines read or printed that the turn spoke of, and
 /// which commands were fixed.
 fn learned(digest: &Digest) -> String {
     let fixed: Vec<String> = digest.fixed_commands().iter().map(|c| format!("`{c}`")).collect();
     let mut out = sentences(&[
         ("Errors seen", &digest.errors),
-        ("In the files read", &digest.noted),
+        ("Noted in what was read and run", &digest.noted),
     ]);
     if !fixed.is_empty() {
         let line = format!(
