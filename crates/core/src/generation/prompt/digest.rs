@@ -175,18 +175,26 @@ fn spoken_of(events: &[EventRecord], digest: &Digest) -> Vec<String> {
         return vec![];
     }
     let mut noted = Vec::new();
-    for (label, content, output) in events.iter().filter_map(spoken_text) {
+    for (label, content, source) in events.iter().filter_map(spoken_text) {
+        // Every match of a search holds its pattern: its words tie nothing.
+        let pattern: Vec<String> = match source {
+            Source::Search(pattern) => words(pattern).collect(),
+            Source::File | Source::Output => vec![],
+        };
+        let output = source != Source::File;
         let mut scored: Vec<((bool, usize), usize, &str)> = content
             .lines()
             .map(str::trim)
             .enumerate()
             .filter(|(_, line)| line.len() > 2 && line.chars().count() <= NOTED_LINE_CHARS)
             .filter_map(|(at, line)| {
-                let mut shared: Vec<String> = words(line).filter(|w| spoken.contains(w)).collect();
+                let mut shared: Vec<String> = words(line)
+                    .filter(|w| spoken.contains(w) && !pattern.contains(w))
+                    .collect();
                 shared.sort_unstable();
                 shared.dedup();
                 let value = sets_a_value(line);
-                // A command's output is mostly progress ("test … ok"): a
+                // Output is mostly progress ("test … ok") and matches: a
                 // line of it sharing one word must hold a value.
                 let enough = shared.len() >= if output && !value { 2 } else { 1 };
                 enough.then_some(((value, shared.len()), at, line))
@@ -212,10 +220,21 @@ fn spoken_of(events: &[EventRecord], digest: &Digest) -> Vec<String> {
 /// Longest command shown before a line of its output, in characters.
 const NOTED_COMMAND_CHARS: usize = 60;
 
-/// The text [`spoken_of`] looks in, with what it is labelled by and
-/// whether it is a command's output: a file read (its path), a search's
-/// matches (`grep <pattern>`), a command's output (`$ <command>`).
-fn spoken_text(event: &EventRecord) -> Option<(String, &str, bool)> {
+/// Where a text [`spoken_of`] looks in comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source<'a> {
+    /// A file read.
+    File,
+    /// A search's matches, with its pattern.
+    Search(&'a str),
+    /// A command's output.
+    Output,
+}
+
+/// The text [`spoken_of`] looks in, with what it is labelled by: a file
+/// read (its path), a search's matches (`grep <pattern>`), a command's
+/// output (`$ <command>`).
+fn spoken_text(event: &EventRecord) -> Option<(String, &str, Source<'_>)> {
     if !payload::is_tool_outcome(event) {
         return None;
     }
@@ -223,20 +242,27 @@ fn spoken_text(event: &EventRecord) -> Option<(String, &str, bool)> {
         ToolKind::Read => Some((
             payload::file_path(event)?.to_string(),
             payload::read_content(event)?,
-            false,
+            Source::File,
         )),
-        ToolKind::Search => Some((
-            format!("grep {}", payload::pattern(event).unwrap_or_default()),
-            payload::read_content(event)?,
-            false,
-        )),
+        ToolKind::Search => {
+            let pattern = payload::pattern(event).unwrap_or_default();
+            Some((
+                format!("grep {pattern}"),
+                payload::read_content(event)?,
+                Source::Search(pattern),
+            ))
+        }
         ToolKind::Shell => {
             let command: String = payload::command(event)?
                 .trim()
                 .chars()
                 .take(NOTED_COMMAND_CHARS)
                 .collect();
-            Some((format!("$ {command}"), payload::shell_output(event)?, true))
+            Some((
+                format!("$ {command}"),
+                payload::shell_output(event)?,
+                Source::Output,
+            ))
         }
         ToolKind::Modify | ToolKind::Other => None,
     }
@@ -524,6 +550,25 @@ mod tests {
             ],
             "the profiler's lines of the functions spoken of (`rendering` meets `render_page` by its stem), \
              and the search match naming the variable"
+        );
+        // A search's matches all hold its pattern: a match sharing only the
+        // pattern's word with the turn is not noted.
+        let events = vec![
+            event(
+                "UserPromptSubmit",
+                None,
+                json!({"prompt": "What's the retry policy?"}),
+            ),
+            event(
+                "PostToolUse",
+                Some("Grep"),
+                json!({"tool_input": {"pattern": "retry"},
+                       "tool_response": {"content": "src/io/event.rs:690: let retry = apply(&request)?;\nsrc/client.rs:41: retry_policy: RetryPolicy::bounded(7),"}}),
+            ),
+        ];
+        assert_eq!(
+            Digest::of(&events).noted,
+            vec!["grep retry: src/client.rs:41: retry_policy: RetryPolicy::bounded(7),"]
         );
         // A command's progress line sharing one word is not noted; a line
         // holding a value is, and words meet by their stems.

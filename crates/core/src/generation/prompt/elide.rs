@@ -51,12 +51,17 @@ pub fn first_line(text: &str, max_chars: usize) -> Option<String> {
 
 /// Joins at most `max_items` items with `, `, then `(+N more)` for the rest.
 pub fn join_capped(items: &[String], max_items: usize) -> String {
+    join_capped_with(items, max_items, ", ")
+}
+
+/// [`join_capped`] with another separator.
+pub fn join_capped_with(items: &[String], max_items: usize, separator: &str) -> String {
     let mut out = items
         .iter()
         .take(max_items)
         .cloned()
         .collect::<Vec<_>>()
-        .join(", ");
+        .join(separator);
     if items.len() > max_items {
         out.push_str(&format!(" (+{} more)", items.len() - max_items));
     }

@@ -173,11 +173,28 @@ pub(crate) fn failure_excerpt(text: &str) -> Option<String> {
     let rest = lines
         .map(str::trim)
         .take_while(|l| {
-            !l.is_empty() && !l.starts_with("at ") && !l.starts_with("File \"") && !l.starts_with("note:")
+            !l.is_empty()
+                && !l.starts_with("at ")
+                && !l.starts_with("File \"")
+                && !l.starts_with("note:")
+                && !is_log_record(l)
         })
         .take(ERROR_EXCERPT_LINES - 1);
     let joined = std::iter::once(first).chain(rest).collect::<Vec<_>>().join(" ");
     first_line(&joined, ERROR_LINE_CHARS)
+}
+
+/// Whether a line starts a log record of its own (a timestamp, or a level
+/// first): it follows the failure but is not part of it.
+fn is_log_record(line: &str) -> bool {
+    let line = line.trim_start_matches('[');
+    let dated =
+        line.len() > 5 && line.as_bytes()[..4].iter().all(u8::is_ascii_digit) && line.as_bytes()[4] == b'-';
+    let leveled = ["TRACE", "DEBUG", "INFO", "WARN", "ERROR"].iter().any(|level| {
+        line.strip_prefix(level)
+            .is_some_and(|rest| rest.starts_with([' ', ']', ':']))
+    });
+    dated || leveled
 }
 
 /// The text of a Read: Claude Code's `file.content`, else a `content`
@@ -414,10 +431,17 @@ mod tests {
             error_line(&stderr).as_deref(),
             Some("SyntaxError: Unexpected end of JSON input")
         );
-        // A blank line ends the excerpt.
+        // A blank line ends the excerpt, and so does the next log record.
         assert_eq!(
             failure("error: linker failed\n\nmore").as_deref(),
             Some("error: linker failed")
         );
+        let log = "Error: timed out waiting for a connection from the pool after 4000ms\n2024-03-02T21:07:57Z DEBUG ledger::core: parse batch\n[INFO] retrying";
+        assert_eq!(
+            failure(log).as_deref(),
+            Some("Error: timed out waiting for a connection from the pool after 4000ms")
+        );
+        assert!(is_log_record("[2024-03-02 21:07:57] worker up") && is_log_record("WARN: slow"));
+        assert!(!is_log_record("left: 10.000000000000002") && !is_log_record("Caused by: EOF"));
     }
 }

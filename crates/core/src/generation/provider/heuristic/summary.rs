@@ -2,7 +2,7 @@
 
 use super::xml::Element;
 use crate::generation::prompt::digest::{Digest, Outcome};
-use crate::generation::prompt::elide::{elide, join_capped};
+use crate::generation::prompt::elide::{elide, join_capped, join_capped_with};
 
 /// Longest prompt kept in `request`, in characters.
 const PROMPT_CHARS: usize = 2_000;
@@ -49,7 +49,7 @@ fn request(digest: &Digest) -> String {
     prompts.join("\n")
 }
 
-/// `Read: a, b. Ran: cargo test (failed, then passed).`
+/// `Read: a; b. Ran: cargo test (failed, then passed).`
 fn investigated(digest: &Digest, read_only: &[String]) -> String {
     let commands: Vec<String> = digest
         .command_outcomes()
@@ -153,7 +153,9 @@ fn sentences(parts: &[(&str, &[String])]) -> String {
     let written: Vec<String> = parts
         .iter()
         .filter(|(_, list)| !list.is_empty())
-        .map(|(label, list)| format!("{label}: {}.", join_capped(list, MAX_LISTED)))
+        // `; ` between items: an error or a line noted holds commas of its
+        // own, and a prompt's context shows the items its words are in.
+        .map(|(label, list)| format!("{label}: {}.", join_capped_with(list, MAX_LISTED, "; ")))
         .collect();
     written.join(" ")
 }
