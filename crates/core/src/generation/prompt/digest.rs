@@ -553,41 +553,34 @@ mod tests {
         );
         // A search's matches all hold its pattern: a match sharing only the
         // pattern's word with the turn is not noted.
-        let events = vec![
-            event(
-                "UserPromptSubmit",
-                None,
-                json!({"prompt": "What's the retry policy?"}),
-            ),
-            event(
-                "PostToolUse",
-                Some("Grep"),
+        assert_eq!(
+            noted_after(
+                "What's the retry policy?",
+                "Grep",
                 json!({"tool_input": {"pattern": "retry"},
                        "tool_response": {"content": "src/io/event.rs:690: let retry = apply(&request)?;\nsrc/client.rs:41: retry_policy: RetryPolicy::bounded(7),"}}),
             ),
-        ];
-        assert_eq!(
-            Digest::of(&events).noted,
             vec!["grep retry: src/client.rs:41: retry_policy: RetryPolicy::bounded(7),"]
         );
         // A command's progress line sharing one word is not noted; a line
         // holding a value is, and words meet by their stems.
-        let events = vec![
-            event(
-                "UserPromptSubmit",
-                None,
-                json!({"prompt": "Why does the search tokenizer drop accented words?"}),
-            ),
-            event(
-                "PostToolUse",
-                Some("Bash"),
+        assert_eq!(
+            noted_after(
+                "Why does the search tokenizer drop accented words?",
+                "Bash",
                 json!({"tool_input": {"command": "cargo test -p search"},
                        "tool_response": {"stdout": "test lexer::tests::splits_words ... ok\nquery tokens: ['caf']"}}),
             ),
-        ];
-        assert_eq!(
-            Digest::of(&events).noted,
             vec!["$ cargo test -p search: query tokens: ['caf']"]
         );
+    }
+
+    /// The lines noted of a turn: `prompt`, then one `tool` outcome.
+    fn noted_after(prompt: &str, tool: &str, outcome: serde_json::Value) -> Vec<String> {
+        let events = vec![
+            event("UserPromptSubmit", None, json!({ "prompt": prompt })),
+            event("PostToolUse", Some(tool), outcome),
+        ];
+        Digest::of(&events).noted
     }
 }
