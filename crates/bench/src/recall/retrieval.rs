@@ -158,9 +158,11 @@ pub async fn measure(replayed: &Replayed, data: &Dataset, modes: &Modes) -> anyh
                 let markdown = injected(&answer);
                 let prompt = items(&markdown);
                 let in_prompt = rank(&prompt, &fact.check);
-                if in_prompt.is_none() && std::env::var_os("CAIRN_RECALL_SHOW_MISSES").is_some() {
+                let show = std::env::var("CAIRN_RECALL_SHOW_MISSES").ok();
+                if show.as_deref() == Some("all") || (in_prompt.is_none() && show.is_some()) {
                     eprintln!(
-                        "prompt context missed {} ({question:?}): {}",
+                        "prompt context {} {} ({question:?}): {}",
+                        if in_prompt.is_some() { "found" } else { "missed" },
                         fact.id,
                         if markdown.is_empty() {
                             "nothing injected"

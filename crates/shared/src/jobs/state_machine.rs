@@ -300,6 +300,12 @@ pub enum ClaimTarget {
 /// SKIP LOCKED`), counts the attempt, seals the job against more events and
 /// leases it to `worker`. Commits at once; no transaction stays open while
 /// the provider works.
+///
+/// A turn's summary is not taken while an observation job of its turn is
+/// due and unclaimed: that job, once it starts, writes the summary too (one
+/// call for the turn, with the turn's Stop in its material). Without this a
+/// worker woken for the summary first would write it alone, and the
+/// observations would miss the agent's last message.
 pub async fn claim(
     db: impl PgExecutor<'_>,
     worker: &str,
@@ -313,11 +319,16 @@ pub async fn claim(
     };
     sqlx::query_as(
         "WITH next AS (
-             SELECT id FROM generation_jobs
-             WHERE status = 'queued' AND next_attempt_at <= now() AND attempts < max_attempts
-               AND ($3::uuid IS NULL OR id = $3) AND ($5::uuid IS NULL OR project_id = $5)
-             ORDER BY next_attempt_at, id
-             LIMIT $4 FOR UPDATE SKIP LOCKED
+             SELECT g.id FROM generation_jobs g
+             WHERE g.status = 'queued' AND g.next_attempt_at <= now() AND g.attempts < g.max_attempts
+               AND ($3::uuid IS NULL OR g.id = $3) AND ($5::uuid IS NULL OR g.project_id = $5)
+               AND NOT (g.job_type = 'turn_summary' AND EXISTS (
+                   SELECT 1 FROM generation_jobs o
+                   WHERE o.session_id = g.session_id AND o.prompt_number = g.prompt_number
+                     AND o.job_type = 'observations' AND o.status = 'queued'
+                     AND o.next_attempt_at <= now() AND o.attempts < o.max_attempts))
+             ORDER BY g.next_attempt_at, g.id
+             LIMIT $4 FOR UPDATE OF g SKIP LOCKED
          ), moved AS (
              UPDATE generation_jobs j SET status = 'processing', attempts = j.attempts + 1, sealed = true,
                  locked_by = $1, lease_expires_at = now() + $2, started_at = coalesce(j.started_at, now()),

@@ -152,6 +152,49 @@ async fn one_call_writes_the_turns_observations_and_summary() {
     assert_eq!(titles, ["Parser panicked on empty input"]);
 }
 
+/// With a generator already running, each turn's jobs are woken as its
+/// Stop commits, in whatever order the hints arrive: the summary is still
+/// written by the turn's observation job, in the turn's one call.
+#[tokio::test]
+async fn a_running_generator_makes_one_call_a_turn_whichever_job_is_woken_first() {
+    let app = spawn_app().await;
+    let mock = provider(&format!("{OBSERVATION}\n{SUMMARY}")).await;
+    let env = openai(&mock);
+    let mut env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    env.push(("CAIRN_WORKERS", "1"));
+    let generator = start(&app, &env);
+    const TURNS: i64 = 6;
+    let done = format!(
+        "SELECT count(*) FROM generation_jobs WHERE project_id = '{}' AND status = 'completed'",
+        app.project_id
+    );
+    for turn in 1..=TURNS {
+        post_turn(&app, "economy-live", &format!("turn {turn}")).await;
+        wait_count(&app.pool, &done, 2 * turn, MINUTE).await;
+    }
+    generator.stop().await;
+
+    assert_eq!(requests(&mock).await.len() as i64, TURNS, "one call a turn");
+    let taken: Vec<(i32, Option<Uuid>, Option<Uuid>)> = sqlx::query_as(
+        "SELECT t.prompt_number, t.summary_by, o.id FROM generation_jobs t
+         LEFT JOIN generation_jobs o ON o.session_id = t.session_id AND o.prompt_number = t.prompt_number
+                                    AND o.job_type = 'observations'
+         WHERE t.project_id = $1 AND t.job_type = 'turn_summary' ORDER BY t.prompt_number",
+    )
+    .bind(app.project_id)
+    .fetch_all(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(taken.len() as i64, TURNS);
+    for (turn, by, observations) in taken {
+        assert!(observations.is_some(), "turn {turn} has an observation job");
+        assert_eq!(
+            by, observations,
+            "turn {turn}: the observation job wrote the summary"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_combined_answer_without_a_summary_still_gives_the_turn_one() {
     let app = spawn_app().await;

@@ -325,3 +325,41 @@ async fn a_queued_job_with_no_attempts_left_fails_instead_of_waiting_forever() {
     let log = transitions(&app, failed[0]).await;
     assert_eq!(log, [(Some("queued".into()), "failed".into(), "sweeper".into())]);
 }
+
+#[tokio::test]
+async fn a_turns_summary_waits_while_its_observation_job_is_unclaimed() {
+    let app = spawn_app().await;
+    post_turn(&app, "sm-8", "prompt").await;
+    let id = |job_type: &'static str| {
+        sqlx::query_scalar::<_, uuid::Uuid>(
+            "SELECT id FROM generation_jobs WHERE project_id = $1 AND job_type = $2",
+        )
+        .bind(app.project_id)
+        .bind(job_type)
+        .fetch_one(&app.pool)
+    };
+    let (observations, summary) = (
+        id("observations").await.unwrap(),
+        id("turn_summary").await.unwrap(),
+    );
+    let lease = Duration::from_secs(5);
+    // A worker woken for the summary first gets nothing while the turn's
+    // observation job (which writes the summary too) waits to be claimed…
+    let early = state_machine::claim(&app.pool, "w1", lease, ClaimTarget::Job(summary))
+        .await
+        .unwrap();
+    assert!(
+        early.is_empty(),
+        "the summary was claimed before its turn's observations"
+    );
+    // …and a claim of any due job takes the observation job, not the summary.
+    let any = state_machine::claim(&app.pool, "w1", lease, ClaimTarget::AnyDue(10))
+        .await
+        .unwrap();
+    assert_eq!(any.iter().map(|j| j.id).collect::<Vec<_>>(), [observations]);
+    // Once it is claimed, the summary can be.
+    let later = state_machine::claim(&app.pool, "w2", lease, ClaimTarget::Job(summary))
+        .await
+        .unwrap();
+    assert_eq!(later.iter().map(|j| j.id).collect::<Vec<_>>(), [summary]);
+}
