@@ -335,7 +335,7 @@ mod tests {
 
     /// A unit vector leaning `lean` of the way from axis 0 to axis `axis`.
     fn unit(axis: usize, lean: f32) -> Vec<f32> {
-        let mut v = vec![0.0; 8];
+        let mut v = [0.0f32; 8];
         v[0] = 1.0 - lean;
         v[axis] = lean;
         let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
