@@ -37,25 +37,6 @@ pub fn lexical_weight() -> f32 {
     });
     *WEIGHT
 }
-/// In hybrid mode the best hit of each arm is placed no lower than this
-/// rank, whatever fusion made of it: a memory the words alone (or the
-/// meaning alone) put first is never hidden by the other arm's crowd of
-/// near-misses (many newer memories close in meaning to the query, none
-/// holding its rare words). 0 turns it off.
-pub const ARM_BEST_RANK: usize = 3;
-
-/// [`ARM_BEST_RANK`], or `CAIRN_RETRIEVAL_ARM_RANK` when set: the knob the
-/// tune set is swept with.
-pub fn arm_best_rank() -> usize {
-    static RANK: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| {
-        std::env::var("CAIRN_RETRIEVAL_ARM_RANK")
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-            .unwrap_or(ARM_BEST_RANK)
-    });
-    *RANK
-}
-
 /// A memory written at the query's clock scores up to this much more…
 pub const RECENCY_BONUS: f64 = 0.1;
 /// …half of it at this age, in days.

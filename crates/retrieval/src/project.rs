@@ -136,15 +136,8 @@ impl ProjectIndex {
     /// four times what is wanted) and the cosine of every lexical match, so
     /// a memory outside both can never outscore one inside (its fused score
     /// is at most the pool's lowest; only the state and recency factors,
-    /// ×0.25..×1.1, could reorder at that edge). In hybrid mode each arm's
-    /// best hit is placed no lower than `fuse::ARM_BEST_RANK`.
+    /// ×0.25..×1.1, could reorder at that edge).
     pub fn search(&self, q: &Query<'_>) -> Vec<Hit> {
-        self.search_lifting(q, fuse::arm_best_rank())
-    }
-
-    /// [`search`](Self::search), each arm's best hit placed no lower than
-    /// `rank` in hybrid mode (0: fusion's order alone).
-    fn search_lifting(&self, q: &Query<'_>, rank: usize) -> Vec<Hit> {
         let excluded = self.lexical.matching(&tokenize::query_terms(q.exclude));
         let admit = |slot: u32| {
             let s = &self.slots[slot as usize];
@@ -184,21 +177,17 @@ impl ProjectIndex {
         // vector search's scores read as similarities; fusion normalises.
         let lexical_max = (weight > 0.0 && weight < 1.0).then(|| self.lexical.max_score(&terms));
         let fused = fuse::combine(&lexical, &semantic, weight, lexical_max, self.slots.len());
-        let standing = |slot: u32| {
-            let a = &self.slots[slot as usize].attrs;
-            a.state.weight() as f64 * a.feedback as f64
-        };
-        let final_score = |slot: u32, s: f32| {
-            let mut score = s as f64 * standing(slot);
-            if q.mode != Mode::Semantic {
-                score *= fuse::recency(self.slots[slot as usize].attrs.created_at, q.as_of);
-            }
-            (slot, score)
-        };
         let mut hits: Vec<(u32, f64)> = fused
-            .iter()
+            .into_iter()
             .filter(|(_, s)| *s > 0.0)
-            .map(|&(slot, s)| final_score(slot, s))
+            .map(|(slot, s)| {
+                let m = &self.slots[slot as usize];
+                let mut score = s as f64 * m.attrs.state.weight() as f64 * m.attrs.feedback as f64;
+                if q.mode != Mode::Semantic {
+                    score *= fuse::recency(m.attrs.created_at, q.as_of);
+                }
+                (slot, score)
+            })
             .collect();
         let order = |a: &(u32, f64), b: &(u32, f64)| {
             let (x, y) = (&self.slots[a.0 as usize], &self.slots[b.0 as usize]);
@@ -212,34 +201,6 @@ impl ProjectIndex {
         }
         hits.sort_by(order);
         hits.truncate(q.want);
-        if rank > 0 && weight > 0.0 && weight < 1.0 {
-            let bests = [best_of(&lexical, standing), best_of(&semantic, standing)];
-            let mut lifted: Vec<u32> = Vec::with_capacity(2);
-            for slot in bests.into_iter().flatten() {
-                match hits.iter().position(|(s, _)| *s == slot) {
-                    Some(at) if at < rank => {}
-                    found => {
-                        if let Some(at) = found {
-                            hits.remove(at);
-                        }
-                        if !lifted.contains(&slot) {
-                            lifted.push(slot);
-                        }
-                    }
-                }
-            }
-            // Placed last within the rank, each at the score of the hit it
-            // goes before, so scores still read best first.
-            let at = rank.saturating_sub(lifted.len()).min(hits.len());
-            for (k, slot) in lifted.into_iter().enumerate() {
-                let score = match hits.get(at + k) {
-                    Some((_, s)) => *s,
-                    None => final_score(slot, fused.iter().find(|(f, _)| *f == slot).map_or(0.0, |f| f.1)).1,
-                };
-                hits.insert(at + k, (slot, score));
-            }
-            hits.truncate(q.want);
-        }
         // Each arm's own score of the hits kept (for gates and reports).
         let mut raw: std::collections::HashMap<u32, (f32, f32, u16)> =
             hits.iter().map(|(s, _)| (*s, (0.0, 0.0, 0))).collect();
@@ -291,107 +252,5 @@ impl ProjectIndex {
             .collect();
         out.sort_by_key(|e| e.0);
         out
-    }
-}
-
-/// One arm's best `(slot, score)`, by score × the memory's standing
-/// (state and feedback).
-fn best_of(arm: &[(u32, f32)], standing: impl Fn(u32) -> f64) -> Option<u32> {
-    arm.iter()
-        .map(|&(slot, s)| (slot, s as f64 * standing(slot)))
-        .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
-        .map(|(slot, _)| slot)
-}
-
-#[cfg(test)]
-mod tests {
-    use chrono::Utc;
-
-    use super::*;
-    use crate::{Attrs, Filters, State};
-
-    fn attrs() -> Attrs {
-        Attrs {
-            created_at: Utc::now() - chrono::Duration::days(1),
-            state: State::Live,
-            kind: Some("discovery".into()),
-            session_id: None,
-            feedback: 1.0,
-            private_to: None,
-        }
-    }
-
-    fn doc(n: u128, title: &str) -> Doc {
-        Doc {
-            id: Uuid::from_u128(n),
-            source: Source::Observation,
-            attrs: attrs(),
-            text: Fields {
-                title: title.into(),
-                ..Default::default()
-            },
-        }
-    }
-
-    /// A unit vector leaning `lean` of the way from axis 0 to axis `axis`.
-    fn unit(axis: usize, lean: f32) -> Vec<f32> {
-        let mut v = [0.0f32; 8];
-        v[0] = 1.0 - lean;
-        v[axis] = lean;
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.iter().map(|x| x / norm).collect()
-    }
-
-    fn hybrid<'a>(text: &'a str, vector: &'a [f32], filters: &'a Filters, want: usize) -> Query<'a> {
-        Query {
-            project_id: Uuid::nil(),
-            text,
-            exclude: "",
-            vector: Some(vector),
-            filters,
-            as_of: Utc::now(),
-            summaries: true,
-            mode: Mode::Hybrid,
-            want,
-            lexical_weight: None,
-        }
-    }
-
-    #[test]
-    fn each_arms_best_is_not_hidden_by_the_other_arms_crowd() {
-        let mut index = ProjectIndex::default();
-        // The one memory holding the query's rare word, far from it in meaning…
-        index.upsert(doc(1, "registry-creds expired; rotated with the script"));
-        index.set_vector(Uuid::from_u128(1), &unit(2, 0.9));
-        // …and a crowd of routine notes close to the query in meaning, each
-        // sharing its common word.
-        for n in 2..40 {
-            index.upsert(doc(n, "routine deploy of the pipeline went fine"));
-            index.set_vector(Uuid::from_u128(n), &unit(1, 0.2 + n as f32 * 0.001));
-        }
-        let query = unit(1, 0.2);
-        let filters = Filters::default();
-        let q = hybrid("deploy registry-creds", &query, &filters, 6);
-        let ids: Vec<u128> = index.search(&q).iter().map(|h| h.id.as_u128()).collect();
-        let at = ids.iter().position(|id| *id == 1);
-        assert!(
-            at.is_some_and(|at| at < fuse::ARM_BEST_RANK),
-            "the words' best match is at {at:?} of {ids:?}"
-        );
-        let hits = index.search(&q);
-        assert!(
-            hits.windows(2).all(|w| w[0].score >= w[1].score),
-            "scores still read best first"
-        );
-        // Fusion alone ranks it below the crowd: the rule is what keeps it.
-        let fused: Vec<u128> = index
-            .search_lifting(&q, 0)
-            .iter()
-            .map(|h| h.id.as_u128())
-            .collect();
-        assert!(
-            !fused.contains(&1),
-            "fusion alone kept it ({fused:?}): the test shows nothing"
-        );
     }
 }
