@@ -9,11 +9,16 @@
 --   pgbench -n -M prepared -c 8 -j 2 -T 10 -f bench/pgbench_job.sql <url>
 
 WITH next AS (
-    SELECT id FROM generation_jobs
-    WHERE status = 'queued' AND next_attempt_at <= now() AND attempts < max_attempts
-      AND (NULL::uuid IS NULL OR id = NULL::uuid)
-    ORDER BY next_attempt_at, id
-    LIMIT 1 FOR UPDATE SKIP LOCKED
+    SELECT g.id FROM generation_jobs g
+    WHERE g.status = 'queued' AND g.next_attempt_at <= now() AND g.attempts < g.max_attempts
+      AND (NULL::uuid IS NULL OR g.id = NULL::uuid) AND (NULL::uuid IS NULL OR g.project_id = NULL::uuid)
+      AND NOT (g.job_type = 'turn_summary' AND EXISTS (
+          SELECT 1 FROM generation_jobs o
+          WHERE o.session_id = g.session_id AND o.prompt_number = g.prompt_number
+            AND o.job_type = 'observations' AND o.status = 'queued'
+            AND o.next_attempt_at <= now() AND o.attempts < o.max_attempts))
+    ORDER BY g.next_attempt_at, g.id
+    LIMIT 1 FOR UPDATE OF g SKIP LOCKED
 ), moved AS (
     UPDATE generation_jobs j SET status = 'processing', attempts = j.attempts + 1, sealed = true,
         locked_by = 'pgbench:' || :client_id::text, lease_expires_at = now() + interval '60 seconds',
