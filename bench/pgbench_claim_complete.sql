@@ -1,7 +1,8 @@
 -- pgbench_claim_complete.sql: the database floor under one generator job.
 --
 -- One pgbench transaction is one job's two state-machine statements, as
--- crates/shared/src/jobs/state_machine.rs issues them:
+-- crates/shared/src/jobs/state_machine.rs issues them (its test
+-- the_pgbench_copy_of_the_claim_is_current checks the claim below):
 --   1. claim (ClaimTarget::AnyDue(1)): the claim CTE with LIMIT 1, worker
 --      'pgbench:<client_id>', a 60 s lease; its row goes to variables (\gset);
 --   2. apply(Transition::Complete): the conditional UPDATE guarded by

@@ -296,29 +296,10 @@ pub enum ClaimTarget {
     ProjectDue(Uuid, i64),
 }
 
-/// queued → processing: takes due jobs no other worker holds (`FOR UPDATE
-/// SKIP LOCKED`), counts the attempt, seals the job against more events and
-/// leases it to `worker`. Commits at once; no transaction stays open while
-/// the provider works.
-///
-/// A turn's summary is not taken while an observation job of its turn is
-/// due and unclaimed: that job, once it starts, writes the summary too (one
-/// call for the turn, with the turn's Stop in its material). Without this a
-/// worker woken for the summary first would write it alone, and the
-/// observations would miss the agent's last message.
-pub async fn claim(
-    db: impl PgExecutor<'_>,
-    worker: &str,
-    lease: Duration,
-    target: ClaimTarget,
-) -> sqlx::Result<Vec<ClaimedJob>> {
-    let (only, limit, project) = match target {
-        ClaimTarget::Job(id) => (Some(id), 1, None),
-        ClaimTarget::AnyDue(n) => (None, n, None),
-        ClaimTarget::ProjectDue(project, n) => (None, n, Some(project)),
-    };
-    sqlx::query_as(
-        "WITH next AS (
+/// The claim statement (`claim` binds `$1` worker, `$2` lease, `$3` only
+/// this job, `$4` limit, `$5` only this project); bench/pgbench_claim_complete.sql
+/// runs the same statement, checked by a test below.
+const CLAIM_SQL: &str = "WITH next AS (
              SELECT g.id FROM generation_jobs g
              WHERE g.status = 'queued' AND g.next_attempt_at <= now() AND g.attempts < g.max_attempts
                AND ($3::uuid IS NULL OR g.id = $3) AND ($5::uuid IS NULL OR g.project_id = $5)
@@ -341,16 +322,40 @@ pub async fn claim(
              SELECT id, team_id, project_id, 'queued', 'processing', $1, jsonb_build_object('attempt', attempts)
              FROM moved
          )
-         SELECT * FROM moved",
-    )
-    .bind(worker)
-    .bind(lease)
-    .bind(only)
-    .bind(limit)
-    .bind(project)
-    .fetch_all(db)
-    .await
-    .inspect(|claimed: &Vec<ClaimedJob>| count_transition("queued", "processing", "claim", claimed.len() as u64))
+         SELECT * FROM moved";
+
+/// queued → processing: takes due jobs no other worker holds (`FOR UPDATE
+/// SKIP LOCKED`), counts the attempt, seals the job against more events and
+/// leases it to `worker`. Commits at once; no transaction stays open while
+/// the provider works.
+///
+/// A turn's summary is not taken while an observation job of its turn is
+/// due and unclaimed: that job, once it starts, writes the summary too (one
+/// call for the turn, with the turn's Stop in its material). Without this a
+/// worker woken for the summary first would write it alone, and the
+/// observations would miss the agent's last message.
+pub async fn claim(
+    db: impl PgExecutor<'_>,
+    worker: &str,
+    lease: Duration,
+    target: ClaimTarget,
+) -> sqlx::Result<Vec<ClaimedJob>> {
+    let (only, limit, project) = match target {
+        ClaimTarget::Job(id) => (Some(id), 1, None),
+        ClaimTarget::AnyDue(n) => (None, n, None),
+        ClaimTarget::ProjectDue(project, n) => (None, n, Some(project)),
+    };
+    sqlx::query_as(CLAIM_SQL)
+        .bind(worker)
+        .bind(lease)
+        .bind(only)
+        .bind(limit)
+        .bind(project)
+        .fetch_all(db)
+        .await
+        .inspect(|claimed: &Vec<ClaimedJob>| {
+            count_transition("queued", "processing", "claim", claimed.len() as u64)
+        })
 }
 
 /// Extends the lease of a job `worker` still holds. False when the lease is
@@ -463,5 +468,40 @@ fn count_transition(from: &str, to: &'static str, transition: &'static str, n: u
         metrics::counter!("cairn_job_transitions_total",
             "from" => from.to_owned(), "to" => to, "transition" => transition)
         .increment(n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// bench/pgbench_claim_complete.sql claims with this module's statement,
+    /// the generator's values written in for the parameters.
+    #[test]
+    fn the_pgbench_copy_of_the_claim_is_current() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/pgbench_claim_complete.sql");
+        let bench = std::fs::read_to_string(&path).unwrap();
+        let copy = bench
+            .split_once("\nWITH next AS (")
+            .and_then(|(_, rest)| rest.split_once(" \\gset"))
+            .map(|(claim, _)| format!("WITH next AS ({claim}"))
+            .expect("the bench file holds the claim");
+        let mut ours = super::CLAIM_SQL.to_string();
+        for (param, value) in [
+            ("$3::uuid", "NULL::uuid"),
+            ("$5::uuid", "NULL::uuid"),
+            ("$1", "'pgbench:' || :client_id::text"),
+            ("$2", "interval '60 seconds'"),
+            ("$3", "NULL::uuid"),
+            ("$4", "1"),
+            ("$5", "NULL::uuid"),
+        ] {
+            ours = ours.replace(param, value);
+        }
+        let words = |sql: &str| sql.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(
+            words(&copy),
+            words(&ours),
+            "bench/pgbench_claim_complete.sql does not run the claim of state_machine.rs"
+        );
     }
 }
