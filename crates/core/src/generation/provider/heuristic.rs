@@ -103,7 +103,7 @@ fn observations(material: &Material) -> String {
         .filter(|digest| digest.tool_events > 0)
         .map(|mut digest| {
             files::dedup(&mut digest, material.cwd.as_deref());
-            observation::render(&digest)
+            observation::render(&digest, material.cwd.as_deref())
         })
         .collect();
     if out.is_empty() {
@@ -131,6 +131,7 @@ fn summary(material: &Material) -> String {
     summary::render(&summary::Facts {
         digest: &digest,
         read_only: files::read_not_modified(&digest, cwd),
+        modified: files::shown(&digest.files_modified, cwd),
         finals: &finals,
     })
 }

@@ -31,15 +31,20 @@ pub(super) fn dedup(digest: &mut Digest, cwd: Option<&str>) {
     }
 }
 
-/// The files read that were not also modified, in order.
+/// The files read that were not also modified, in order, as [`shown`].
 pub(super) fn read_not_modified(digest: &Digest, cwd: Option<&str>) -> Vec<String> {
-    let modified: Vec<String> = digest.files_modified.iter().map(|p| key(p, cwd)).collect();
-    digest
-        .files_read
-        .iter()
-        .filter(|p| !modified.contains(&key(p, cwd)))
-        .cloned()
+    let modified = shown(&digest.files_modified, cwd);
+    shown(&digest.files_read, cwd)
+        .into_iter()
+        .filter(|p| !modified.contains(p))
         .collect()
+}
+
+/// The paths as text names them (titles, facts, summaries): relative to
+/// the repository when under it, without `./` or repeated `/`. The file
+/// columns keep the spelling the agent reported.
+pub(super) fn shown(paths: &[String], cwd: Option<&str>) -> Vec<String> {
+    paths.iter().map(|p| key(p, cwd)).collect()
 }
 
 fn unique(paths: &[String], cwd: Option<&str>) -> Vec<String> {
@@ -137,6 +142,14 @@ mod tests {
             ..Digest::default()
         };
         assert_eq!(read_not_modified(&digest, Some("/work/app")), list(&["b.rs"]));
+        let digest = Digest {
+            files_read: list(&["/work/app/src/a.rs", "/work/app/./b.rs", "/etc/hosts"]),
+            ..Digest::default()
+        };
+        assert_eq!(
+            read_not_modified(&digest, Some("/work/app")),
+            list(&["src/a.rs", "b.rs", "/etc/hosts"])
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! One observation per turn from its digest: type, title, facts, narrative,
 //! concepts and files, marked as a heuristic extract.
 
+use super::files::shown;
 use super::xml::Element;
 use crate::generation::prompt::digest::{Digest, Outcome};
 use crate::generation::prompt::elide::{first_line, join_capped, truncate};
@@ -14,14 +15,25 @@ const MAX_FACTS: usize = 20;
 /// Most files named in one fact.
 const FILES_PER_FACT: usize = 10;
 
+/// The files of a turn as its title and facts name them (relative to the
+/// repository; see [`shown`]).
+struct Named {
+    read: Vec<String>,
+    modified: Vec<String>,
+}
+
 /// The observation of one turn, as XML.
-pub(super) fn render(digest: &Digest) -> String {
+pub(super) fn render(digest: &Digest, cwd: Option<&str>) -> String {
     let kind = kind(digest);
+    let named = Named {
+        read: shown(&digest.files_read, cwd),
+        modified: shown(&digest.files_modified, cwd),
+    };
     Element::new("observation")
         .text("type", kind)
-        .text("title", &title(digest))
+        .text("title", &title(digest, &named))
         .text("subtitle", &subtitle(digest))
-        .list("facts", "fact", &facts(digest))
+        .list("facts", "fact", &facts(digest, &named))
         .text("narrative", &narrative(digest))
         .list("concepts", "concept", &concepts(kind))
         .list("files_read", "file", &digest.files_read)
@@ -42,11 +54,11 @@ fn kind(digest: &Digest) -> &'static str {
 }
 
 /// The prompt's first line, else what was modified, run or read.
-fn title(digest: &Digest) -> String {
+fn title(digest: &Digest, named: &Named) -> String {
     let from_prompt = digest.prompt().and_then(|p| first_line(p, TITLE_CHARS));
     let fallback = || {
-        let (verb, list) = if !digest.files_modified.is_empty() {
-            ("Modified", digest.files_modified.clone())
+        let (verb, list) = if !named.modified.is_empty() {
+            ("Modified", named.modified.clone())
         } else if !digest.commands.is_empty() {
             (
                 "Ran",
@@ -56,8 +68,8 @@ fn title(digest: &Digest) -> String {
                     .map(|(c, _)| c.to_string())
                     .collect(),
             )
-        } else if !digest.files_read.is_empty() {
-            ("Read", digest.files_read.clone())
+        } else if !named.read.is_empty() {
+            ("Read", named.read.clone())
         } else {
             return format!("{} tool calls", digest.tool_events);
         };
@@ -85,7 +97,7 @@ fn subtitle(digest: &Digest) -> String {
 
 /// Commands with their outcome, errors, the lines of files read that the
 /// turn spoke of, then the files.
-fn facts(digest: &Digest) -> Vec<String> {
+fn facts(digest: &Digest, named: &Named) -> Vec<String> {
     let commands = digest.command_outcomes().into_iter().map(|(text, outcome)| {
         let text = first_line(text, FACT_CHARS).unwrap_or_default();
         match outcome {
@@ -96,7 +108,7 @@ fn facts(digest: &Digest) -> Vec<String> {
     });
     let errors = digest.errors.iter().map(|e| format!("Error: {e}"));
     let noted = digest.noted.iter().cloned();
-    let files = [("Modified", &digest.files_modified), ("Read", &digest.files_read)]
+    let files = [("Modified", &named.modified), ("Read", &named.read)]
         .into_iter()
         .filter(|(_, list)| !list.is_empty())
         .map(|(verb, list)| format!("{verb}: {}", join_capped(list, FILES_PER_FACT)));

@@ -20,8 +20,11 @@ const SESSION_FINAL_CHARS: usize = 500;
 /// What a summary is written from.
 pub(super) struct Facts<'a> {
     pub digest: &'a Digest,
-    /// The files read and not also modified (those are named once, as modified).
+    /// The files read and not also modified (those are named once, as
+    /// modified), relative to the repository.
     pub read_only: Vec<String>,
+    /// The files modified, relative to the repository.
+    pub modified: Vec<String>,
     /// The agent's final message of the turn, or of each turn of a session, in order.
     pub finals: &'a [&'a str],
 }
@@ -33,7 +36,7 @@ pub(super) fn render(facts: &Facts<'_>) -> String {
         .text("request", &request(digest))
         .text("investigated", &investigated(digest, &facts.read_only))
         .text("learned", &learned(digest))
-        .text("completed", &completed(digest, facts.finals))
+        .text("completed", &completed(facts.finals, &facts.modified))
         .text("next_steps", &next_steps(digest.last_message.as_deref()))
         .text("notes", "heuristic summary (no model)")
         .finish()
@@ -88,7 +91,7 @@ fn learned(digest: &Digest) -> String {
 /// The agent's final message (its next steps left to `next_steps`), then
 /// `Modified: a, b.`. A session gives the final messages of its last
 /// [`MAX_FINALS`] turns, one per line, each cut shorter.
-fn completed(digest: &Digest, finals: &[&str]) -> String {
+fn completed(finals: &[&str], modified: &[String]) -> String {
     let said: Vec<String> = match finals {
         [] => Vec::new(),
         [only] => vec![elide(&without_next_steps(only), FINAL_CHARS).into_owned()],
@@ -108,7 +111,7 @@ fn completed(digest: &Digest, finals: &[&str]) -> String {
             said
         }
     };
-    let modified = sentences(&[("Modified", &digest.files_modified)]);
+    let modified = sentences(&[("Modified", modified)]);
     said.into_iter()
         .chain(Some(modified))
         .filter(|part| !part.is_empty())

@@ -285,7 +285,18 @@ fn session_summary_completed_gives_each_turn_final_message() {
 }
 
 #[test]
-fn file_lists_have_no_duplicates() {
+fn a_title_names_its_file_relative_to_the_repository() {
+    let events = vec![read("/work/cairn/deploy/pipeline.yaml"), stop("Read it.")];
+    let parsed = parse(&answer(&material(JobType::Observations, events))).unwrap();
+    assert_eq!(parsed.observations[0].title, "Read deploy/pipeline.yaml");
+    assert_eq!(
+        parsed.observations[0].files_read,
+        vec!["/work/cairn/deploy/pipeline.yaml"]
+    );
+}
+
+#[test]
+fn file_lists_have_no_duplicates_and_text_names_files_relative_to_the_repository() {
     let events = vec![
         user_prompt("tidy"),
         read("/work/cairn/src/a.rs"),
@@ -301,6 +312,14 @@ fn file_lists_have_no_duplicates() {
     let observation = &parsed.observations[0];
     assert_eq!(observation.files_read, vec!["/work/cairn/src/a.rs", "src/b.rs"]);
     assert_eq!(observation.files_modified, vec!["src/b.rs"]);
+    // The text names files relative to the repository; the columns keep the spelling.
+    assert!(
+        observation
+            .facts
+            .contains(&"Read: src/a.rs, src/b.rs".to_string()),
+        "{:?}",
+        observation.facts
+    );
     assert!(
         observation.subtitle.ends_with("1 file modified, 2 files read"),
         "{}",
@@ -311,7 +330,7 @@ fn file_lists_have_no_duplicates() {
             .unwrap()
             .summary
             .unwrap();
-        assert_eq!(summary.investigated, "Read: /work/cairn/src/a.rs.");
+        assert_eq!(summary.investigated, "Read: src/a.rs.");
         assert_eq!(summary.completed, "Tidied b.\nModified: src/b.rs.");
     }
 }
