@@ -59,7 +59,7 @@ pub fn combine(
         _ => s,
     };
     let semantic_norm = |s: f32| match normalise {
-        true => ((s - MIN_SIMILARITY) / (1.0 - MIN_SIMILARITY)).clamp(0.0, 1.0),
+        true => semantic_norm(s),
         false => s,
     };
     let mut scores = vec![0.0f32; slots];
@@ -82,6 +82,12 @@ pub fn combine(
     out.into_iter()
         .map(|slot| (slot, scores[slot as usize]))
         .collect()
+}
+
+/// A cosine rescaled from `MIN_SIMILARITY..=1` to `0..=1`, as fusion
+/// counts it.
+pub fn semantic_norm(cosine: f32) -> f32 {
+    ((cosine - MIN_SIMILARITY) / (1.0 - MIN_SIMILARITY)).clamp(0.0, 1.0)
 }
 
 /// The recency factor of a memory written at `created_at`, seen at `as_of`.

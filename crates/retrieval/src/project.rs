@@ -133,10 +133,11 @@ impl ProjectIndex {
     /// Every memory the query admits that either arm finds, best first, at
     /// most `query.want`. Every lexical match is scored, and every vector
     /// compared: the semantic arm keeps its best `SEMANTIC_POOL` (at least
-    /// four times what is wanted) and the cosine of every lexical match, so
-    /// a memory outside both can never outscore one inside (its fused score
-    /// is at most the pool's lowest; only the state and recency factors,
-    /// ×0.25..×1.1, could reorder at that edge).
+    /// four times what is wanted) and the cosine of every lexical match
+    /// that could still rank (see [`Self::could_rank`]), so a memory outside
+    /// both can never outscore one inside (its fused score is at most the
+    /// pool's lowest; only the state and recency factors, ×0.25..×1.1,
+    /// could reorder at that edge).
     pub fn search(&self, q: &Query<'_>) -> Vec<Hit> {
         let excluded = self.lexical.matching(&tokenize::query_terms(q.exclude));
         let admit = |slot: u32| {
@@ -146,27 +147,10 @@ impl ProjectIndex {
         let lexical_on = matches!(q.mode, Mode::Lexical | Mode::Hybrid);
         let semantic_on = matches!(q.mode, Mode::Semantic | Mode::Hybrid) && q.vector.is_some();
         let terms = tokenize::query_terms(q.text);
-        let matched = if lexical_on {
+        let mut matched = if lexical_on {
             self.lexical.score(&terms, admit)
         } else {
             vec![]
-        };
-        let lexical: Vec<(u32, f32)> = matched.iter().map(|(slot, s, _)| (*slot, *s)).collect();
-        let semantic = match (semantic_on, q.vector) {
-            (true, Some(v)) => {
-                let mut pool = self
-                    .semantic
-                    .top(v, SEMANTIC_POOL.max(q.want.saturating_mul(4)), admit);
-                let pooled: std::collections::HashSet<u32> = pool.iter().map(|(slot, _)| *slot).collect();
-                let rest: Vec<u32> = lexical
-                    .iter()
-                    .map(|(slot, _)| *slot)
-                    .filter(|slot| !pooled.contains(slot))
-                    .collect();
-                pool.extend(self.semantic.cosines(v, &rest));
-                pool
-            }
-            _ => vec![],
         };
         let weight = match (lexical_on, semantic_on) {
             (true, true) => q.lexical_weight.unwrap_or_else(fuse::lexical_weight),
@@ -176,18 +160,32 @@ impl ProjectIndex {
         // One arm alone keeps its own scale (BM25; cosine similarity), so a
         // vector search's scores read as similarities; fusion normalises.
         let lexical_max = (weight > 0.0 && weight < 1.0).then(|| self.lexical.max_score(&terms));
+        let semantic = match (semantic_on, q.vector) {
+            (true, Some(v)) => {
+                let size = SEMANTIC_POOL.max(q.want.saturating_mul(4));
+                let mut pool = self.semantic.top(v, size, admit);
+                let mut pooled = vec![false; self.slots.len()];
+                pool.iter().for_each(|(slot, _)| pooled[*slot as usize] = true);
+                if let Some(max) = lexical_max.filter(|m| *m > 0.0) {
+                    let keep = self.could_rank(q, v, &pool, size, &matched, &pooled, weight, max);
+                    matched.retain(|(slot, _, _)| pooled[*slot as usize] || keep[*slot as usize]);
+                }
+                let rest: Vec<u32> = matched
+                    .iter()
+                    .map(|(slot, _, _)| *slot)
+                    .filter(|slot| !pooled[*slot as usize])
+                    .collect();
+                pool.extend(self.semantic.cosines(v, &rest));
+                pool
+            }
+            _ => vec![],
+        };
+        let lexical: Vec<(u32, f32)> = matched.iter().map(|(slot, s, _)| (*slot, *s)).collect();
         let fused = fuse::combine(&lexical, &semantic, weight, lexical_max, self.slots.len());
         let mut hits: Vec<(u32, f64)> = fused
             .into_iter()
             .filter(|(_, s)| *s > 0.0)
-            .map(|(slot, s)| {
-                let m = &self.slots[slot as usize];
-                let mut score = s as f64 * m.attrs.state.weight() as f64 * m.attrs.feedback as f64;
-                if q.mode != Mode::Semantic {
-                    score *= fuse::recency(m.attrs.created_at, q.as_of);
-                }
-                (slot, score)
-            })
+            .map(|(slot, s)| (slot, s as f64 * self.factor(slot, q)))
             .collect();
         let order = |a: &(u32, f64), b: &(u32, f64)| {
             let (x, y) = (&self.slots[a.0 as usize], &self.slots[b.0 as usize]);
@@ -232,6 +230,88 @@ impl ProjectIndex {
             .collect()
     }
 
+    /// What the final score multiplies a fused score by: state, feedback
+    /// and (outside semantic mode) recency.
+    fn factor(&self, slot: u32, q: &Query<'_>) -> f64 {
+        let m = &self.slots[slot as usize];
+        let factor = m.attrs.state.weight() as f64 * m.attrs.feedback as f64;
+        match q.mode {
+            Mode::Semantic => factor,
+            _ => factor * fuse::recency(m.attrs.created_at, q.as_of),
+        }
+    }
+
+    /// Which lexical matches outside the semantic pool could still be among
+    /// the `want` best, by slot; the others' cosines are never computed.
+    ///
+    /// Exact, not a heuristic: a match outside the pool has a cosine at most
+    /// the pool's lowest (the pool is the arm's best `size`; when it is not
+    /// full, every other vector is below `MIN_SIMILARITY` and counts 0), so
+    /// its final score is at most `(w·lexical + (1−w)·that) × its factor`.
+    /// The `want`-th best final score is at least the `want`-th best of
+    /// scores already known: the pool's (lexical part taken as 0) and the
+    /// best `want` lexical matches outside it (their cosines computed).
+    /// A match whose bound is below that floor cannot rank.
+    #[allow(clippy::too_many_arguments)]
+    fn could_rank(
+        &self,
+        q: &Query<'_>,
+        vector: &[f32],
+        pool: &[(u32, f32)],
+        size: usize,
+        matched: &[(u32, f32, u16)],
+        pooled: &[bool],
+        weight: f32,
+        lexical_max: f32,
+    ) -> Vec<bool> {
+        let mut keep = vec![false; self.slots.len()];
+        let mut rest: Vec<(u32, f32)> = matched
+            .iter()
+            .filter(|(slot, _, _)| !pooled[*slot as usize])
+            .map(|(slot, s, _)| (*slot, *s))
+            .collect();
+        if q.want == 0 || rest.is_empty() {
+            return keep;
+        }
+        let outside = match pool.len() >= size {
+            true => pool.iter().map(|(_, c)| *c).fold(f32::INFINITY, f32::min),
+            false => crate::semantic::MIN_SIMILARITY,
+        };
+        let semantic_part = (1.0 - weight) * fuse::semantic_norm(outside);
+        let fused = |lexical: f32, cosine: f32| {
+            weight * (lexical / lexical_max) + (1.0 - weight) * fuse::semantic_norm(cosine)
+        };
+        // Scores known to be reached: the pool's, and the best lexical matches'.
+        let top = q.want.min(rest.len());
+        rest.select_nth_unstable_by(top - 1, |a, b| b.1.total_cmp(&a.1));
+        let best: Vec<u32> = rest[..top].iter().map(|(slot, _)| *slot).collect();
+        let cosines = self.semantic.cosines(vector, &best);
+        let mut known: Vec<f64> = pool
+            .iter()
+            .map(|(slot, c)| fuse::semantic_norm(*c) as f64 * (1.0 - weight) as f64 * self.factor(*slot, q))
+            .chain(rest[..top].iter().map(|(slot, s)| {
+                let cosine = cosines.iter().find(|(c, _)| c == slot).map_or(0.0, |(_, c)| *c);
+                fused(*s, cosine) as f64 * self.factor(*slot, q)
+            }))
+            .collect();
+        let floor = match known.len() >= q.want {
+            true => {
+                let at = q.want - 1;
+                *known.select_nth_unstable_by(at, |a, b| b.total_cmp(a)).1
+            }
+            false => 0.0,
+        };
+        // A margin for the rounding of f32 sums done in another order.
+        let floor = floor * (1.0 - 1e-5);
+        for (slot, s) in &rest {
+            let bound = (weight * (s / lexical_max) + semantic_part) as f64 * self.factor(*slot, q);
+            if bound >= floor {
+                keep[*slot as usize] = true;
+            }
+        }
+        keep
+    }
+
     /// Every indexed memory's id, source, attributes and whether it has a
     /// vector (to compare an index with a rebuild of it).
     pub fn snapshot(&self) -> Vec<Entry> {
@@ -252,5 +332,122 @@ impl ProjectIndex {
             .collect();
         out.sort_by_key(|e| e.0);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{Duration, Utc};
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::{Filters, State};
+
+    /// The search as it was before [`ProjectIndex::could_rank`]: the cosine of
+    /// every lexical match, every candidate scored.
+    fn unpruned(index: &ProjectIndex, q: &Query<'_>) -> Vec<(Uuid, f64)> {
+        let admit = |slot: u32| {
+            let s = &index.slots[slot as usize];
+            s.alive && q.admits(s.source, &s.attrs)
+        };
+        let terms = tokenize::query_terms(q.text);
+        let lexical: Vec<(u32, f32)> = index
+            .lexical
+            .score(&terms, admit)
+            .into_iter()
+            .map(|(slot, s, _)| (slot, s))
+            .collect();
+        let v = q.vector.unwrap();
+        let mut pool = index.semantic.top(v, SEMANTIC_POOL.max(q.want * 4), admit);
+        let rest: Vec<u32> = lexical
+            .iter()
+            .map(|(slot, _)| *slot)
+            .filter(|slot| !pool.iter().any(|(p, _)| p == slot))
+            .collect();
+        pool.extend(index.semantic.cosines(v, &rest));
+        let weight = q.lexical_weight.unwrap();
+        let max = index.lexical.max_score(&terms);
+        let mut hits: Vec<(u32, f64)> = fuse::combine(&lexical, &pool, weight, Some(max), index.slots.len())
+            .into_iter()
+            .filter(|(_, s)| *s > 0.0)
+            .map(|(slot, s)| (slot, s as f64 * index.factor(slot, q)))
+            .collect();
+        hits.sort_by(|a, b| {
+            let (x, y) = (&index.slots[a.0 as usize], &index.slots[b.0 as usize]);
+            b.1.total_cmp(&a.1)
+                .then(y.attrs.created_at.cmp(&x.attrs.created_at))
+                .then(y.id.cmp(&x.id))
+        });
+        hits.truncate(q.want);
+        hits.into_iter()
+            .map(|(slot, s)| (index.slots[slot as usize].id, s))
+            .collect()
+    }
+
+    fn unit(seed: u64, centre: u64, dims: usize) -> Vec<f32> {
+        // Deterministic pseudo-random: two centres, each memory near one, so
+        // the semantic pool is full of close neighbours and its floor is high.
+        let value = |i: usize, s: u64| {
+            ((s.wrapping_mul(2654435761).wrapping_add(i as u64 * 40503) % 1000) as f32) / 500.0 - 1.0
+        };
+        let v: Vec<f32> = (0..dims)
+            .map(|i| value(i, centre) + 0.6 * value(i, seed))
+            .collect();
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / n).collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Leaving out the matches that cannot rank changes no hit, order or score.
+        #[test]
+        fn pruned_hybrid_search_equals_the_exhaustive_one(
+            seed in 0u64..1_000_000,
+            memories in 900usize..2000,
+            want in 1usize..25,
+            weight in 0.05f32..0.95,
+            words in 1usize..6,
+        ) {
+            let vocabulary = ["deploy", "pipeline", "secret", "registry", "cache", "timeout", "retry", "invoice", "session", "token", "index", "query"];
+            let now = Utc::now();
+            let mut index = ProjectIndex::default();
+            let pick = |i: u64, k: u64| vocabulary[((seed ^ (i * 7 + k * 13)).wrapping_mul(0x9E37_79B9) >> 7) as usize % vocabulary.len()];
+            for i in 0..memories as u64 {
+                let id = Uuid::from_u128(i as u128 + 1);
+                let attrs = Attrs {
+                    created_at: now - Duration::hours(((seed + i * 37) % 5000) as i64),
+                    state: [State::Live, State::Live, State::Stale, State::Superseded][((seed + i) % 4) as usize],
+                    kind: Some("discovery".into()),
+                    session_id: None,
+                    feedback: [1.0, 1.0, 1.5, 0.25, 1.2][((seed / 3 + i) % 5) as usize],
+                    private_to: None,
+                };
+                let title: Vec<&str> = (0..3).map(|k| pick(i, k)).collect();
+                let body: Vec<&str> = (3..3 + (i % 7)).map(|k| pick(i, k)).collect();
+                index.upsert(Doc::observation(id, attrs, &title.join(" "), "", &[], &body.join(" "), "", &[]));
+                if (seed + i) % 9 != 0 {
+                    index.set_vector(id, &unit(seed + i, (seed + i) % 2, 32));
+                }
+            }
+            let text: Vec<&str> = (0..words as u64).map(|k| pick(seed % 97, 50 + k)).collect();
+            let text = text.join(" ");
+            let vector = unit(seed + 1, seed % 2, 32);
+            let filters = Filters::default();
+            let q = Query {
+                project_id: Uuid::nil(),
+                text: &text,
+                exclude: "",
+                vector: Some(&vector),
+                filters: &filters,
+                as_of: now,
+                summaries: true,
+                mode: Mode::Hybrid,
+                want,
+                lexical_weight: Some(weight),
+            };
+            let got: Vec<(Uuid, f64)> = index.search(&q).into_iter().map(|h| (h.id, h.score)).collect();
+            prop_assert_eq!(got, unpruned(&index, &q));
+        }
     }
 }
