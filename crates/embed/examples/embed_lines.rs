@@ -13,7 +13,11 @@ fn main() -> anyhow::Result<()> {
         anyhow::bail!("usage: embed_lines <lines.txt> <vectors.f32 | time>");
     };
     let model = cairn_embed::LocalModel::load(&cairn_embed::model_dir())?;
-    let lines: Vec<String> = std::fs::read_to_string(input)?.lines().map(str::to_string).collect();
+    let lines: Vec<String> = std::fs::read_to_string(input)?
+        .lines()
+        .map(str::to_string)
+        .collect();
+    anyhow::ensure!(!lines.is_empty(), "{input} has no lines");
     if output == "time" {
         let mut times = Vec::new();
         for line in lines.iter().take(300) {
@@ -23,7 +27,11 @@ fn main() -> anyhow::Result<()> {
         }
         times.sort_by(f64::total_cmp);
         let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
-        println!("p50 {:.2} ms, p90 {:.2} ms, mean {mean:.2} ms", times[times.len() / 2], times[times.len() * 9 / 10]);
+        println!(
+            "p50 {:.2} ms, p90 {:.2} ms, mean {mean:.2} ms",
+            times[times.len() / 2],
+            times[times.len() * 9 / 10]
+        );
         return Ok(());
     }
     let mut out = std::io::BufWriter::new(std::fs::File::create(output)?);
@@ -35,7 +43,12 @@ fn main() -> anyhow::Result<()> {
             }
         }
         if i % 50 == 0 {
-            eprintln!("{} / {} in {:.0?}", ((i + 1) * 64).min(lines.len()), lines.len(), started.elapsed());
+            eprintln!(
+                "{} / {} in {:.0?}",
+                ((i + 1) * 64).min(lines.len()),
+                lines.len(),
+                started.elapsed()
+            );
         }
     }
     Ok(())
