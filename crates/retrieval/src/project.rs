@@ -41,6 +41,9 @@ pub struct ProjectIndex {
     semantic: Semantic,
     /// Slots replaced or removed (their postings linger until a rebuild).
     dead: usize,
+    /// The largest feedback factor ever indexed: with the recency bonus, a
+    /// bound on what the final score multiplies a fused one by.
+    max_feedback: f32,
 }
 
 fn hash_text(text: &Fields<String>) -> u64 {
@@ -53,6 +56,7 @@ impl ProjectIndex {
     /// Adds a memory, or updates one: attributes in place when its text is
     /// the same, otherwise a new slot.
     pub fn upsert(&mut self, doc: Doc) {
+        self.max_feedback = self.max_feedback.max(doc.attrs.feedback);
         let text_hash = hash_text(&doc.text);
         if let Some(&slot) = self.by_id.get(&doc.id) {
             let s = &mut self.slots[slot as usize];
@@ -180,6 +184,9 @@ impl ProjectIndex {
             }
             _ => vec![],
         };
+        if !semantic_on {
+            self.keep_could_rank(q, &mut matched);
+        }
         let lexical: Vec<(u32, f32)> = matched.iter().map(|(slot, s, _)| (*slot, *s)).collect();
         let fused = fuse::combine(&lexical, &semantic, weight, lexical_max, self.slots.len());
         let mut hits: Vec<(u32, f64)> = fused
@@ -239,6 +246,33 @@ impl ProjectIndex {
             Mode::Semantic => factor,
             _ => factor * fuse::recency(m.attrs.created_at, q.as_of),
         }
+    }
+
+    /// At most what [`Self::factor`] gives any memory of this index.
+    fn max_factor(&self) -> f64 {
+        self.max_feedback as f64 * (1.0 + fuse::RECENCY_BONUS)
+    }
+
+    /// Lexical mode: keeps the matches that could still be among the `want`
+    /// best. A match's final score is its BM25F times its factor, at most
+    /// times [`Self::max_factor`]; the `want` best by BM25F set a floor
+    /// (their exact final scores), and a match whose bound is below it
+    /// cannot rank. Exact, as [`Self::could_rank`].
+    fn keep_could_rank(&self, q: &Query<'_>, matched: &mut Vec<(u32, f32, u16)>) {
+        if q.want == 0 || matched.len() <= q.want {
+            return;
+        }
+        let at = q.want - 1;
+        matched.select_nth_unstable_by(at, |a, b| b.1.total_cmp(&a.1));
+        let floor = matched[..q.want]
+            .iter()
+            .map(|(slot, s, _)| *s as f64 * self.factor(*slot, q))
+            .fold(f64::INFINITY, f64::min)
+            * (1.0 - 1e-5);
+        let max_factor = self.max_factor();
+        matched.retain(|(slot, s, _)| {
+            *s as f64 * max_factor >= floor && *s as f64 * self.factor(*slot, q) >= floor
+        });
     }
 
     /// Which lexical matches outside the semantic pool could still be among
@@ -303,9 +337,11 @@ impl ProjectIndex {
         };
         // A margin for the rounding of f32 sums done in another order.
         let floor = floor * (1.0 - 1e-5);
+        let max_factor = self.max_factor();
         for (slot, s) in &rest {
-            let bound = (weight * (s / lexical_max) + semantic_part) as f64 * self.factor(*slot, q);
-            if bound >= floor {
+            let fused = (weight * (s / lexical_max) + semantic_part) as f64;
+            // The factor's bound first: it spares most matches the exact one.
+            if fused * max_factor >= floor && fused * self.factor(*slot, q) >= floor {
                 keep[*slot as usize] = true;
             }
         }
@@ -343,8 +379,9 @@ mod tests {
     use super::*;
     use crate::{Filters, State};
 
-    /// The search as it was before [`ProjectIndex::could_rank`]: the cosine of
-    /// every lexical match, every candidate scored.
+    /// The search as it was before [`ProjectIndex::could_rank`] and
+    /// [`ProjectIndex::keep_could_rank`]: the cosine of every lexical
+    /// match, every candidate scored (lexical mode when `q.vector` is `None`).
     fn unpruned(index: &ProjectIndex, q: &Query<'_>) -> Vec<(Uuid, f64)> {
         let admit = |slot: u32| {
             let s = &index.slots[slot as usize];
@@ -357,17 +394,24 @@ mod tests {
             .into_iter()
             .map(|(slot, s, _)| (slot, s))
             .collect();
-        let v = q.vector.unwrap();
-        let mut pool = index.semantic.top(v, SEMANTIC_POOL.max(q.want * 4), admit);
-        let rest: Vec<u32> = lexical
-            .iter()
-            .map(|(slot, _)| *slot)
-            .filter(|slot| !pool.iter().any(|(p, _)| p == slot))
-            .collect();
-        pool.extend(index.semantic.cosines(v, &rest));
-        let weight = q.lexical_weight.unwrap();
-        let max = index.lexical.max_score(&terms);
-        let mut hits: Vec<(u32, f64)> = fuse::combine(&lexical, &pool, weight, Some(max), index.slots.len())
+        let (pool, weight, max) = match q.vector {
+            Some(v) => {
+                let mut pool = index.semantic.top(v, SEMANTIC_POOL.max(q.want * 4), admit);
+                let rest: Vec<u32> = lexical
+                    .iter()
+                    .map(|(slot, _)| *slot)
+                    .filter(|slot| !pool.iter().any(|(p, _)| p == slot))
+                    .collect();
+                pool.extend(index.semantic.cosines(v, &rest));
+                (
+                    pool,
+                    q.lexical_weight.unwrap(),
+                    Some(index.lexical.max_score(&terms)),
+                )
+            }
+            None => (vec![], 1.0, None),
+        };
+        let mut hits: Vec<(u32, f64)> = fuse::combine(&lexical, &pool, weight, max, index.slots.len())
             .into_iter()
             .filter(|(_, s)| *s > 0.0)
             .map(|(slot, s)| (slot, s as f64 * index.factor(slot, q)))
@@ -398,16 +442,18 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(24))]
+        #![proptest_config(ProptestConfig::with_cases(48))]
 
-        /// Leaving out the matches that cannot rank changes no hit, order or score.
+        /// Leaving out the matches that cannot rank changes no hit, order or
+        /// score, in hybrid and in lexical mode.
         #[test]
-        fn pruned_hybrid_search_equals_the_exhaustive_one(
+        fn pruned_search_equals_the_exhaustive_one(
             seed in 0u64..1_000_000,
             memories in 900usize..2000,
             want in 1usize..25,
             weight in 0.05f32..0.95,
             words in 1usize..6,
+            lexical_only in any::<bool>(),
         ) {
             let vocabulary = ["deploy", "pipeline", "secret", "registry", "cache", "timeout", "retry", "invoice", "session", "token", "index", "query"];
             let now = Utc::now();
@@ -438,11 +484,11 @@ mod tests {
                 project_id: Uuid::nil(),
                 text: &text,
                 exclude: "",
-                vector: Some(&vector),
+                vector: (!lexical_only).then_some(vector.as_slice()),
                 filters: &filters,
                 as_of: now,
                 summaries: true,
-                mode: Mode::Hybrid,
+                mode: if lexical_only { Mode::Lexical } else { Mode::Hybrid },
                 want,
                 lexical_weight: Some(weight),
             };
