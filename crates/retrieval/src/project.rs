@@ -138,7 +138,7 @@ impl ProjectIndex {
     /// most `query.want`. Every lexical match is scored, and every vector
     /// compared: the semantic arm keeps its best `SEMANTIC_POOL` (at least
     /// four times what is wanted) and the cosine of every lexical match
-    /// that could still rank (see [`Self::could_rank`]), so a memory outside
+    /// that could still rank (see [`Self::keep_could_rank_hybrid`]), so a memory outside
     /// both can never outscore one inside (its fused score is at most the
     /// pool's lowest; only the state and recency factors, ×0.25..×1.1,
     /// could reorder at that edge).
@@ -171,8 +171,7 @@ impl ProjectIndex {
                 let mut pooled = vec![false; self.slots.len()];
                 pool.iter().for_each(|(slot, _)| pooled[*slot as usize] = true);
                 if let Some(max) = lexical_max.filter(|m| *m > 0.0) {
-                    let keep = self.could_rank(q, v, &pool, size, &matched, &pooled, weight, max);
-                    matched.retain(|(slot, _, _)| pooled[*slot as usize] || keep[*slot as usize]);
+                    self.keep_could_rank_hybrid(q, v, &pool, size, &pooled, weight, max, &mut matched);
                 }
                 let rest: Vec<u32> = matched
                     .iter()
@@ -253,11 +252,19 @@ impl ProjectIndex {
         self.max_feedback as f64 * (1.0 + fuse::RECENCY_BONUS)
     }
 
+    /// Whether a memory whose fused score is at most `fused` can reach
+    /// `floor` (lowered by a margin for f32 sums rounded in another order):
+    /// the factor's bound first, which spares most memories the exact one.
+    fn can_reach(&self, fused: f64, slot: u32, q: &Query<'_>, floor: f64) -> bool {
+        let floor = floor * (1.0 - 1e-5);
+        fused * self.max_factor() >= floor && fused * self.factor(slot, q) >= floor
+    }
+
     /// Lexical mode: keeps the matches that could still be among the `want`
     /// best. A match's final score is its BM25F times its factor, at most
     /// times [`Self::max_factor`]; the `want` best by BM25F set a floor
     /// (their exact final scores), and a match whose bound is below it
-    /// cannot rank. Exact, as [`Self::could_rank`].
+    /// cannot rank. Exact, as [`Self::keep_could_rank_hybrid`].
     fn keep_could_rank(&self, q: &Query<'_>, matched: &mut Vec<(u32, f32, u16)>) {
         if q.want == 0 || matched.len() <= q.want {
             return;
@@ -267,16 +274,13 @@ impl ProjectIndex {
         let floor = matched[..q.want]
             .iter()
             .map(|(slot, s, _)| *s as f64 * self.factor(*slot, q))
-            .fold(f64::INFINITY, f64::min)
-            * (1.0 - 1e-5);
-        let max_factor = self.max_factor();
-        matched.retain(|(slot, s, _)| {
-            *s as f64 * max_factor >= floor && *s as f64 * self.factor(*slot, q) >= floor
-        });
+            .fold(f64::INFINITY, f64::min);
+        matched.retain(|(slot, s, _)| self.can_reach(*s as f64, *slot, q, floor));
     }
 
-    /// Which lexical matches outside the semantic pool could still be among
-    /// the `want` best, by slot; the others' cosines are never computed.
+    /// Hybrid mode: keeps the lexical matches in the semantic pool, and
+    /// those outside it that could still be among the `want` best; the
+    /// others' cosines are never computed.
     ///
     /// Exact, not a heuristic: a match outside the pool has a cosine at most
     /// the pool's lowest (the pool is the arm's best `size`; when it is not
@@ -287,25 +291,24 @@ impl ProjectIndex {
     /// best `want` lexical matches outside it (their cosines computed).
     /// A match whose bound is below that floor cannot rank.
     #[allow(clippy::too_many_arguments)]
-    fn could_rank(
+    fn keep_could_rank_hybrid(
         &self,
         q: &Query<'_>,
         vector: &[f32],
         pool: &[(u32, f32)],
         size: usize,
-        matched: &[(u32, f32, u16)],
         pooled: &[bool],
         weight: f32,
         lexical_max: f32,
-    ) -> Vec<bool> {
-        let mut keep = vec![false; self.slots.len()];
+        matched: &mut Vec<(u32, f32, u16)>,
+    ) {
         let mut rest: Vec<(u32, f32)> = matched
             .iter()
             .filter(|(slot, _, _)| !pooled[*slot as usize])
             .map(|(slot, s, _)| (*slot, *s))
             .collect();
         if q.want == 0 || rest.is_empty() {
-            return keep;
+            return;
         }
         let outside = match pool.len() >= size {
             true => pool.iter().map(|(_, c)| *c).fold(f32::INFINITY, f32::min),
@@ -335,17 +338,15 @@ impl ProjectIndex {
             }
             false => 0.0,
         };
-        // A margin for the rounding of f32 sums done in another order.
-        let floor = floor * (1.0 - 1e-5);
-        let max_factor = self.max_factor();
-        for (slot, s) in &rest {
-            let fused = (weight * (s / lexical_max) + semantic_part) as f64;
-            // The factor's bound first: it spares most matches the exact one.
-            if fused * max_factor >= floor && fused * self.factor(*slot, q) >= floor {
-                keep[*slot as usize] = true;
-            }
-        }
-        keep
+        matched.retain(|(slot, s, _)| {
+            pooled[*slot as usize]
+                || self.can_reach(
+                    (weight * (s / lexical_max) + semantic_part) as f64,
+                    *slot,
+                    q,
+                    floor,
+                )
+        });
     }
 
     /// Every indexed memory's id, source, attributes and whether it has a
@@ -379,7 +380,7 @@ mod tests {
     use super::*;
     use crate::{Filters, State};
 
-    /// The search as it was before [`ProjectIndex::could_rank`] and
+    /// The search as it was before [`ProjectIndex::keep_could_rank_hybrid`] and
     /// [`ProjectIndex::keep_could_rank`]: the cosine of every lexical
     /// match, every candidate scored (lexical mode when `q.vector` is `None`).
     fn unpruned(index: &ProjectIndex, q: &Query<'_>) -> Vec<(Uuid, f64)> {
