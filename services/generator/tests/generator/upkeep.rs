@@ -432,6 +432,10 @@ async fn same_discovery(app: &TestApp, session: &str) {
 async fn a_replay_that_repeats_a_discovery_keeps_one_live_memory_of_it() {
     let app = spawn_app().await;
     let generator = start(&app, &[("CAIRN_UPKEEP_MS", "600000")]);
+    // A session's summary may be written before its last turn's
+    // observation job ends: wait for both.
+    let observations_done =
+        "SELECT count(*) FROM generation_jobs WHERE status = 'completed' AND job_type = 'observations'";
     same_discovery(&app, "s-monday").await;
     wait_count(
         &app.pool,
@@ -440,6 +444,7 @@ async fn a_replay_that_repeats_a_discovery_keeps_one_live_memory_of_it() {
         MINUTE,
     )
     .await;
+    wait_count(&app.pool, observations_done, 1, MINUTE).await;
     same_discovery(&app, "s-tuesday").await;
     wait_count(
         &app.pool,
@@ -448,6 +453,7 @@ async fn a_replay_that_repeats_a_discovery_keeps_one_live_memory_of_it() {
         MINUTE,
     )
     .await;
+    wait_count(&app.pool, observations_done, 2, MINUTE).await;
     generator.stop().await;
 
     let count = |state: &'static str| {
