@@ -308,6 +308,10 @@ const CLAIM_SQL: &str = "WITH next AS (
                    WHERE o.session_id = g.session_id AND o.prompt_number = g.prompt_number
                      AND o.job_type = 'observations' AND o.status = 'queued'
                      AND o.next_attempt_at <= now() AND o.attempts < o.max_attempts))
+               AND NOT (g.job_type = 'session_summary' AND EXISTS (
+                   SELECT 1 FROM generation_jobs t
+                   WHERE t.session_id = g.session_id AND t.job_type IN ('observations', 'turn_summary')
+                     AND t.status = 'queued' AND t.next_attempt_at <= now() AND t.attempts < t.max_attempts))
              ORDER BY g.next_attempt_at, g.id
              LIMIT $4 FOR UPDATE OF g SKIP LOCKED
          ), moved AS (
@@ -334,6 +338,11 @@ const CLAIM_SQL: &str = "WITH next AS (
 /// call for the turn, with the turn's Stop in its material). Without this a
 /// worker woken for the summary first would write it alone, and the
 /// observations would miss the agent's last message.
+///
+/// Likewise a session's summary is not taken while a job of one of its
+/// turns is due and unclaimed: it is made from the turn summaries, and a
+/// worker holding it would otherwise wait out its grace with the turn's
+/// job still queued behind it (one worker), then summarise without it.
 pub async fn claim(
     db: impl PgExecutor<'_>,
     worker: &str,

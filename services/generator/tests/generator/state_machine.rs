@@ -363,3 +363,59 @@ async fn a_turns_summary_waits_while_its_observation_job_is_unclaimed() {
         .unwrap();
     assert_eq!(later.iter().map(|j| j.id).collect::<Vec<_>>(), [summary]);
 }
+
+#[tokio::test]
+async fn a_sessions_summary_waits_while_a_job_of_its_turns_is_unclaimed() {
+    let app = spawn_app().await;
+    post_turn(&app, "sm-9", "prompt").await;
+    let (status, res) = app
+        .hook(cairn_testkit::cc(
+            "sm-9",
+            "SessionEnd",
+            serde_json::json!({ "reason": "logout" }),
+        ))
+        .await;
+    assert_eq!(status, 200, "{res}");
+    let id = |job_type: &'static str| {
+        sqlx::query_scalar::<_, uuid::Uuid>(
+            "SELECT id FROM generation_jobs WHERE project_id = $1 AND job_type = $2",
+        )
+        .bind(app.project_id)
+        .bind(job_type)
+        .fetch_one(&app.pool)
+    };
+    let (observations, turn, session) = (
+        id("observations").await.unwrap(),
+        id("turn_summary").await.unwrap(),
+        id("session_summary").await.unwrap(),
+    );
+    let lease = Duration::from_secs(5);
+    let by_id = |job: uuid::Uuid, worker: &'static str| {
+        let pool = app.pool.clone();
+        async move {
+            state_machine::claim(&pool, worker, lease, ClaimTarget::Job(job))
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|j| j.id)
+                .collect::<Vec<_>>()
+        }
+    };
+    // Woken for the session's summary first: nothing while the turn's jobs
+    // wait to be claimed, and any-due takes the observation job alone.
+    assert!(
+        by_id(session, "w1").await.is_empty(),
+        "claimed before the turn's observations"
+    );
+    let any = state_machine::claim(&app.pool, "w1", lease, ClaimTarget::AnyDue(10))
+        .await
+        .unwrap();
+    assert_eq!(any.iter().map(|j| j.id).collect::<Vec<_>>(), [observations]);
+    // The turn's summary job is still queued: the session's summary waits on it too.
+    assert!(
+        by_id(session, "w2").await.is_empty(),
+        "claimed before the turn's summary job"
+    );
+    assert_eq!(by_id(turn, "w2").await, [turn]);
+    assert_eq!(by_id(session, "w3").await, [session]);
+}
