@@ -13,10 +13,13 @@
 //! parts. Plain words are stemmed (Porter2: `failed`, `failing` → `fail`)
 //! and English stop words dropped; words in capitals (`ECONNREFUSED`) and
 //! anything with a digit or a joiner are kept as written (lower-cased).
+//! Accents are folded (`café`, `Müller` → `cafe`, `muller`), as people
+//! type them without: a letter's combining marks are dropped.
 
 use std::sync::LazyLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
+use unicode_normalization::{UnicodeNormalization, char::is_combining_mark};
 
 /// Longer terms are dropped (hashes, base64 blobs): nobody types them.
 pub const MAX_TERM_CHARS: usize = 64;
@@ -174,9 +177,19 @@ fn is_stop_word(word: &str) -> bool {
 pub fn terms(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for chunk in chunks(text) {
-        chunk_terms(chunk, &mut out);
+        if chunk.is_ascii() {
+            chunk_terms(chunk, &mut out);
+        } else {
+            chunk_terms(&fold_accents(chunk), &mut out);
+        }
     }
     out
+}
+
+/// `chunk` without combining marks: decomposed, marks dropped, recomposed
+/// (so scripts whose letters decompose into non-marks, Hangul, stay whole).
+fn fold_accents(chunk: &str) -> String {
+    chunk.nfd().filter(|c| !is_combining_mark(*c)).nfc().collect()
 }
 
 /// `word` (lower-case letters) stemmed as the index stems it: `tokens`
@@ -278,6 +291,19 @@ mod tests {
         for w in wanted {
             assert!(t.iter().any(|x| x == w), "{text:?} → {t:?} lacks {w:?}");
         }
+    }
+
+    #[test]
+    fn accents_are_folded_the_same_way_in_memories_and_queries() {
+        assert_eq!(terms("café"), terms("cafe"));
+        assert_eq!(terms("Müller's naïve façade"), terms("Muller's naive facade"));
+        has(
+            "configuración_de_despliegue",
+            &["configuracion_de_despliegue", "configuracion"],
+        );
+        has("src/Résumé.ts", &["src/resume.ts", "resume.ts"]);
+        // Letters that are not accented stay as they are.
+        assert_eq!(terms("ß 한국어 東京"), ["ß", "한국어", "東京"]);
     }
 
     #[test]
