@@ -120,12 +120,14 @@ pub fn detail(o: &ObservationItem, max_chars: usize) -> String {
         out.push_str(&data(narrative));
         out.push('\n');
     }
-    let files: Vec<Cow<str>> = o
-        .files_modified
-        .iter()
-        .chain(&o.files_read)
-        .map(|f| data(cairn_shared::paths::relative(f, o.root.as_deref())))
-        .collect();
+    // A file both read and modified is named once.
+    let mut files: Vec<Cow<str>> = Vec::new();
+    for f in o.files_modified.iter().chain(&o.files_read) {
+        let f = data(cairn_shared::paths::relative(f, o.root.as_deref()));
+        if !files.contains(&f) {
+            files.push(f);
+        }
+    }
     if !files.is_empty() {
         out.push_str(&format!("Files: {}\n", files.join(", ")));
     }

@@ -76,16 +76,38 @@ fn blocks<'a>(
     taken
 }
 
-/// What a summary says, without its time and scope.
-fn gist(s: &SummaryItem) -> String {
+/// What a summary says, field by field, without its time and scope.
+fn gist(s: &SummaryItem) -> [String; 4] {
     let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
-    format!(
-        "{}|{}|{}|{}",
+    [
         words(&s.request),
         words(&s.completed),
         words(&s.learned),
-        words(&s.next_steps)
-    )
+        words(&s.next_steps),
+    ]
+}
+
+/// Whether `a` says nothing `b` does not: each of its fields is empty or
+/// the same as `b`'s.
+fn says_no_more(a: &[String; 4], b: &[String; 4]) -> bool {
+    a.iter().zip(b).all(|(a, b)| a.is_empty() || a == b)
+}
+
+/// Each thing once: a summary is left out when another says all it says
+/// (a one-turn session's session summary and its turn summary; a repeat);
+/// of two saying the same, the newer stays.
+fn said_once(summaries: &[SummaryItem]) -> Vec<&SummaryItem> {
+    let gists: Vec<[String; 4]> = summaries.iter().map(gist).collect();
+    summaries
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| {
+            !gists.iter().enumerate().any(|(j, other)| {
+                j != i && says_no_more(&gists[i], other) && (j < i || !says_no_more(other, &gists[i]))
+            })
+        })
+        .map(|(_, s)| s)
+        .collect()
 }
 
 /// `max_details` caps the full-detail observations (a resume gets none).
@@ -113,13 +135,14 @@ pub fn select(project: &str, c: &Candidates, budget_tokens: usize, max_details: 
     }
 
     let work = markdown::section("Recent work");
+    let candidates = said_once(&c.summaries);
     let mut summaries = Vec::new();
-    if let Some(newest) = c.summaries.first() {
+    if let Some(newest) = candidates.first() {
         // The newest summary always goes in, cut to what is left.
         if purse.take(&work) {
             let line = markdown::summary_line(newest, purse.left);
             purse.take(&line);
-            summaries.push((newest.clone(), line));
+            summaries.push(((*newest).clone(), line));
         }
     }
 
@@ -132,18 +155,12 @@ pub fn select(project: &str, c: &Candidates, budget_tokens: usize, max_details: 
     let relevant = c.relevant.iter().filter(|o| o.kind != "plan").take(max_details);
     let details = blocks(&mut purse, &details_title, relevant, detail_cap);
 
-    // Each thing once: a summary saying what one shown already says (a
-    // one-turn session's turn and session summaries) is left out.
-    let mut said: HashSet<String> = summaries.iter().map(|(s, _)| gist(s)).collect();
-    for s in c.summaries.iter().skip(1) {
-        if !said.insert(gist(s)) {
-            continue;
-        }
+    for s in candidates.iter().skip(1) {
         let line = markdown::summary_line(s, usize::MAX);
         if !purse.take(&line) {
             break;
         }
-        summaries.push((s.clone(), line));
+        summaries.push(((*s).clone(), line));
     }
 
     let shown: HashSet<Uuid> = details.iter().chain(&plans).map(|(o, _)| o.id).collect();

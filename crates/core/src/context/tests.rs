@@ -225,13 +225,16 @@ fn each_thing_is_said_once_without_boilerplate_and_with_repository_paths() {
                 "Rotate the registry secret",
                 "rotated registry-creds",
             ),
-            summary_of(
-                1,
-                "turn",
-                2,
-                "Rotate the registry secret",
-                "rotated registry-creds",
-            ),
+            SummaryItem {
+                learned: "the secret had expired on 2026-11-01".into(),
+                ..summary_of(
+                    1,
+                    "turn",
+                    2,
+                    "Rotate the registry secret",
+                    "rotated registry-creds",
+                )
+            },
             summary_of(2, "turn", 3, "Bump the chart version", "bumped to 1.4.2"),
             summary_of(3, "turn", 4, "Bump the chart version", "bumped to 1.4.2"),
             summary_of(4, "session", 5, "Speed up CI", "cached cargo; split the test job"),
@@ -246,7 +249,7 @@ fn each_thing_is_said_once_without_boilerplate_and_with_repository_paths() {
             narrative: "Read the pipeline. Extracted heuristically from the tool events, without a model."
                 .into(),
             files_read: vec!["/tmp/work-123/repo/deploy/pipeline.yaml".into()],
-            files_modified: vec![],
+            files_modified: vec!["deploy/pipeline.yaml".into()],
             created_at: Utc.with_ymd_and_hms(2026, 11, 20, 11, 0, 0).unwrap(),
             state: MemoryState::Live,
             root: Some("/tmp/work-123/repo".into()),
@@ -259,6 +262,10 @@ fn each_thing_is_said_once_without_boilerplate_and_with_repository_paths() {
     let s = select("app", &c, 2000, 3);
     let text = &s.markdown;
     assert_eq!(text.matches("Rotate the registry secret").count(), 1, "{text}");
+    assert!(
+        text.contains("the secret had expired"),
+        "of a session summary and a turn summary saying more, the turn's stays: {text}"
+    );
     assert_eq!(text.matches("Bump the chart version").count(), 1, "{text}");
     assert!(
         text.contains("two jobs of 9 minutes"),
@@ -270,5 +277,9 @@ fn each_thing_is_said_once_without_boilerplate_and_with_repository_paths() {
     assert!(
         text.contains("deploy/pipeline.yaml") && !text.contains("/tmp/work-123"),
         "{text}"
+    );
+    assert!(
+        text.contains("Files: deploy/pipeline.yaml\n"),
+        "a file read and modified is named once: {text}"
     );
 }
