@@ -17,6 +17,10 @@ WITH next AS (
           WHERE o.session_id = g.session_id AND o.prompt_number = g.prompt_number
             AND o.job_type = 'observations' AND o.status = 'queued'
             AND o.next_attempt_at <= now() AND o.attempts < o.max_attempts))
+      AND NOT (g.job_type = 'session_summary' AND EXISTS (
+          SELECT 1 FROM generation_jobs t
+          WHERE t.session_id = g.session_id AND t.job_type IN ('observations', 'turn_summary')
+            AND t.status = 'queued' AND t.next_attempt_at <= now() AND t.attempts < t.max_attempts))
     ORDER BY g.next_attempt_at, g.id
     LIMIT 1 FOR UPDATE OF g SKIP LOCKED
 ), moved AS (
