@@ -43,6 +43,16 @@ async fn claim_observations(app: &TestApp, worker: &str, lease: Duration) -> Cla
     claimed.remove(0)
 }
 
+/// The id of the app's one job of `job_type`.
+async fn job_id(app: &TestApp, job_type: &str) -> uuid::Uuid {
+    sqlx::query_scalar("SELECT id FROM generation_jobs WHERE project_id = $1 AND job_type = $2")
+        .bind(app.project_id)
+        .bind(job_type)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap()
+}
+
 async fn transitions(app: &TestApp, job: uuid::Uuid) -> Vec<(Option<String>, String, String)> {
     sqlx::query_as(
         "SELECT from_status, to_status, actor FROM generation_job_events WHERE job_id = $1 ORDER BY id",
@@ -330,17 +340,9 @@ async fn a_queued_job_with_no_attempts_left_fails_instead_of_waiting_forever() {
 async fn a_turns_summary_waits_while_its_observation_job_is_unclaimed() {
     let app = spawn_app().await;
     post_turn(&app, "sm-8", "prompt").await;
-    let id = |job_type: &'static str| {
-        sqlx::query_scalar::<_, uuid::Uuid>(
-            "SELECT id FROM generation_jobs WHERE project_id = $1 AND job_type = $2",
-        )
-        .bind(app.project_id)
-        .bind(job_type)
-        .fetch_one(&app.pool)
-    };
     let (observations, summary) = (
-        id("observations").await.unwrap(),
-        id("turn_summary").await.unwrap(),
+        job_id(&app, "observations").await,
+        job_id(&app, "turn_summary").await,
     );
     let lease = Duration::from_secs(5);
     // A worker woken for the summary first gets nothing while the turn's
@@ -376,18 +378,10 @@ async fn a_sessions_summary_waits_while_a_job_of_its_turns_is_unclaimed() {
         ))
         .await;
     assert_eq!(status, 200, "{res}");
-    let id = |job_type: &'static str| {
-        sqlx::query_scalar::<_, uuid::Uuid>(
-            "SELECT id FROM generation_jobs WHERE project_id = $1 AND job_type = $2",
-        )
-        .bind(app.project_id)
-        .bind(job_type)
-        .fetch_one(&app.pool)
-    };
     let (observations, turn, session) = (
-        id("observations").await.unwrap(),
-        id("turn_summary").await.unwrap(),
-        id("session_summary").await.unwrap(),
+        job_id(&app, "observations").await,
+        job_id(&app, "turn_summary").await,
+        job_id(&app, "session_summary").await,
     );
     let lease = Duration::from_secs(5);
     let by_id = |job: uuid::Uuid, worker: &'static str| {
