@@ -7,6 +7,7 @@
 //! embeddings off with one warning, so the services start and run without.
 
 mod config;
+mod encoder;
 mod local;
 mod openai;
 

@@ -1,0 +1,184 @@
+//! A BERT encoder for sentence embeddings, written for the shapes Cairn
+//! runs: a handful of short texts at a time on a few cores. The token rows
+//! of every text in a call are stacked into one matrix, so each weight is
+//! read once per call whatever the number of texts, and no text is padded;
+//! attention runs text by text. Mean pooling and L2 normalisation follow,
+//! as sentence-transformers does.
+
+mod kernels;
+mod weights;
+
+use std::ops::Range;
+use std::path::Path;
+
+pub use weights::Config;
+use weights::{LayerNorm, Weights};
+
+use crate::EmbedError;
+
+pub struct Encoder {
+    config: Config,
+    weights: Weights,
+}
+
+impl Encoder {
+    /// Loads `config.json`'s model from `weights` (a safetensors file).
+    pub fn load(config: Config, weights: &Path) -> Result<Self, EmbedError> {
+        if config.hidden_act != "gelu" {
+            return Err(EmbedError::Model(format!(
+                "hidden_act {:?} is not supported (only BERT's exact \"gelu\")",
+                config.hidden_act
+            )));
+        }
+        if config.num_attention_heads == 0 || !config.hidden_size.is_multiple_of(config.num_attention_heads) {
+            return Err(EmbedError::Model(format!(
+                "{} attention heads do not divide hidden_size {}",
+                config.num_attention_heads, config.hidden_size
+            )));
+        }
+        let weights = Weights::load(weights, &config)?;
+        Ok(Self { config, weights })
+    }
+
+    /// One mean-pooled, L2-normalised vector per token sequence, in order.
+    pub fn embed(&self, sequences: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let h = self.config.hidden_size;
+        let spans = spans(sequences);
+        let total = spans.last().map_or(0, |s| s.end);
+        let mut x = self.embeddings(sequences, total)?;
+        let mut qkv = vec![0.0; total * 3 * h];
+        let mut context = vec![0.0; total * h];
+        let mut scratch = vec![0.0; total * h];
+        let mut inner = vec![0.0; total * self.config.intermediate_size];
+        let eps = self.config.layer_norm_eps as f32;
+        for layer in &self.weights.layers {
+            kernels::linear(&x, h, &layer.qkv.weight, &layer.qkv.bias, &mut qkv);
+            self.attention(&qkv, &spans, &mut context);
+            kernels::linear(
+                &context,
+                h,
+                &layer.attention_out.weight,
+                &layer.attention_out.bias,
+                &mut scratch,
+            );
+            residual_norm(&mut x, &mut scratch, &layer.attention_norm, eps);
+            kernels::linear(
+                &x,
+                h,
+                &layer.intermediate.weight,
+                &layer.intermediate.bias,
+                &mut inner,
+            );
+            kernels::gelu(&mut inner);
+            kernels::linear(
+                &inner,
+                self.config.intermediate_size,
+                &layer.output.weight,
+                &layer.output.bias,
+                &mut scratch,
+            );
+            residual_norm(&mut x, &mut scratch, &layer.output_norm, eps);
+        }
+        Ok(spans
+            .iter()
+            .map(|span| mean_pool(&x[span.start * h..span.end * h], h))
+            .collect())
+    }
+
+    /// Word + position + token-type embeddings, layer-normalised: one row a token.
+    fn embeddings(&self, sequences: &[&[u32]], total: usize) -> Result<Vec<f32>, EmbedError> {
+        let (h, w) = (self.config.hidden_size, &self.weights);
+        let mut x = Vec::with_capacity(total * h);
+        for sequence in sequences {
+            if sequence.len() > self.config.max_position_embeddings {
+                return Err(EmbedError::Model(format!(
+                    "{} tokens, more than the model's {} positions",
+                    sequence.len(),
+                    self.config.max_position_embeddings
+                )));
+            }
+            for (position, &id) in sequence.iter().enumerate() {
+                let id = id as usize;
+                let word = w
+                    .word
+                    .get(id * h..(id + 1) * h)
+                    .ok_or_else(|| EmbedError::Model(format!("token id {id} is outside the vocabulary")))?;
+                let position = &w.position[position * h..(position + 1) * h];
+                x.extend(
+                    word.iter()
+                        .zip(position)
+                        .zip(&w.token_type)
+                        .map(|((a, b), c)| a + b + c),
+                );
+            }
+        }
+        let norm = &w.embedding_norm;
+        kernels::layer_norm(&mut x, &norm.gamma, &norm.beta, self.config.layer_norm_eps as f32);
+        Ok(x)
+    }
+
+    /// Scaled dot-product attention of every head, each text attending to
+    /// itself only. `qkv` holds a token's query, key and value side by side.
+    fn attention(&self, qkv: &[f32], spans: &[Range<usize>], context: &mut [f32]) {
+        let h = self.config.hidden_size;
+        let head_dims = h / self.config.num_attention_heads;
+        let scale = 1.0 / (head_dims as f32).sqrt();
+        let row = |token: usize, part: usize, head: usize| {
+            let start = token * 3 * h + part * h + head * head_dims;
+            &qkv[start..start + head_dims]
+        };
+        let mut scores = Vec::new();
+        for span in spans {
+            scores.resize(span.len(), 0.0);
+            for head in 0..self.config.num_attention_heads {
+                for i in span.clone() {
+                    let query = row(i, 0, head);
+                    for (score, j) in scores.iter_mut().zip(span.clone()) {
+                        *score = kernels::dot(query, row(j, 1, head)) * scale;
+                    }
+                    kernels::softmax(&mut scores);
+                    let out = &mut context[i * h + head * head_dims..][..head_dims];
+                    out.fill(0.0);
+                    for (p, j) in scores.iter().zip(span.clone()) {
+                        out.iter_mut().zip(row(j, 2, head)).for_each(|(o, v)| *o += p * v);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The rows each sequence occupies in the stacked matrix.
+fn spans(sequences: &[&[u32]]) -> Vec<Range<usize>> {
+    let mut start = 0;
+    sequences
+        .iter()
+        .map(|s| {
+            let span = start..start + s.len();
+            start = span.end;
+            span
+        })
+        .collect()
+}
+
+/// `x = LayerNorm(x + sublayer)`; `sublayer` is left as scratch.
+fn residual_norm(x: &mut Vec<f32>, sublayer: &mut Vec<f32>, norm: &LayerNorm, eps: f32) {
+    sublayer.iter_mut().zip(x.iter()).for_each(|(s, v)| *s += v);
+    kernels::layer_norm(sublayer, &norm.gamma, &norm.beta, eps);
+    std::mem::swap(x, sublayer);
+}
+
+/// The mean of `rows` (each `width` wide), scaled to norm 1.
+fn mean_pool(rows: &[f32], width: usize) -> Vec<f32> {
+    let mut mean = vec![0.0; width];
+    let count = rows.len() / width;
+    for row in rows.chunks_exact(width) {
+        mean.iter_mut().zip(row).for_each(|(m, v)| *m += v);
+    }
+    if count > 0 {
+        mean.iter_mut().for_each(|m| *m /= count as f32);
+    }
+    let norm = mean.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+    mean.iter_mut().for_each(|m| *m /= norm);
+    mean
+}

@@ -1,0 +1,95 @@
+//! The hand-written encoder against candle's BERT on the same weights and
+//! tokens, computed as sentence-transformers does (padded batch, attention
+//! mask, mean pooling over the mask, L2 normalisation): every vector agrees,
+//! for short and truncated-long texts, alone and in a batch.
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+
+fn reference(dir: &std::path::Path, texts: &[String]) -> Vec<Vec<f32>> {
+    let device = Device::Cpu;
+    let config: Config =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json")).unwrap();
+    tokenizer.with_padding(Some(PaddingParams {
+        strategy: PaddingStrategy::BatchLongest,
+        ..Default::default()
+    }));
+    tokenizer
+        .with_truncation(Some(TruncationParams {
+            max_length: 256,
+            ..Default::default()
+        }))
+        .unwrap();
+    // Safety: read-only map of a file the test does not change.
+    let vb = unsafe {
+        VarBuilder::from_mmaped_safetensors(&[dir.join("model.safetensors")], DType::F32, &device).unwrap()
+    };
+    let model = BertModel::load(vb, &config).unwrap();
+    let encodings = tokenizer.encode_batch(texts.to_vec(), true).unwrap();
+    let stack = |f: &dyn Fn(&tokenizers::Encoding) -> &[u32]| {
+        let rows: Vec<Tensor> = encodings
+            .iter()
+            .map(|e| Tensor::new(f(e), &device).unwrap())
+            .collect();
+        Tensor::stack(&rows, 0).unwrap()
+    };
+    let (ids, mask) = (stack(&|e| e.get_ids()), stack(&|e| e.get_attention_mask()));
+    let hidden = model
+        .forward(&ids, &ids.zeros_like().unwrap(), Some(&mask))
+        .unwrap();
+    let mask = mask.to_dtype(DType::F32).unwrap().unsqueeze(2).unwrap();
+    let mean = hidden
+        .broadcast_mul(&mask)
+        .unwrap()
+        .sum(1)
+        .unwrap()
+        .broadcast_div(&mask.sum(1).unwrap())
+        .unwrap();
+    let norms = mean.sqr().unwrap().sum_keepdim(1).unwrap().sqrt().unwrap();
+    mean.broadcast_div(&norms).unwrap().to_vec2::<f32>().unwrap()
+}
+
+#[test]
+fn the_encoder_gives_candles_vectors_for_short_long_and_batched_texts() {
+    let dir = cairn_embed::model_dir();
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "no model in {} (run scripts/fetch-model.sh)",
+        dir.display()
+    );
+    let long =
+        "The deploy pipeline failed because the Kubernetes secret registry-creds had expired. ".repeat(40);
+    let texts: Vec<String> = [
+        "cafe",
+        "why did the deploy pipeline fail",
+        "SESSION_TTL in src/auth/session.ts is read once at start; E0382 borrow of moved value",
+        long.as_str(),
+        "",
+        "Fixed the flaky login test by waiting for the redirect before asserting on the cookie jar.",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let model = cairn_embed::LocalModel::load(&dir).unwrap();
+    let batched = model.embed(&texts).unwrap();
+    let want = reference(&dir, &texts);
+    for (i, text) in texts.iter().enumerate() {
+        let alone = model.embed(std::slice::from_ref(text)).unwrap().remove(0);
+        for got in [&batched[i], &alone] {
+            let worst = got
+                .iter()
+                .zip(&want[i])
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f32::max);
+            assert!(worst < 1e-4, "text {i}: largest difference {worst}");
+            assert!(
+                cairn_embed::dot(got, &want[i]) > 0.99999,
+                "text {i}: cosine {}",
+                cairn_embed::dot(got, &want[i])
+            );
+        }
+    }
+}
