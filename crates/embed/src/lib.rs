@@ -6,6 +6,7 @@
 //! `Embedder::from_config` never fails: a missing or unreadable model turns
 //! embeddings off with one warning, so the services start and run without.
 
+mod batcher;
 mod config;
 mod encoder;
 mod local;
@@ -38,8 +39,14 @@ pub struct Embedder {
 }
 
 enum Inner {
-    Local(Box<LocalModel>),
+    Local(batcher::Batcher),
     OpenAi(OpenAiEmbedder),
+}
+
+/// The local model behind its workers, one a core.
+fn local_inner(model: LocalModel) -> Result<Inner, EmbedError> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Ok(Inner::Local(batcher::Batcher::start(Arc::new(model), cores)?))
 }
 
 impl Embedder {
@@ -51,8 +58,8 @@ impl Embedder {
                 tracing::info!("embeddings are off (CAIRN_EMBED_PROVIDER=none): search is full-text only");
                 return None;
             }
-            Provider::Local => match LocalModel::load(&config.model_dir) {
-                Ok(model) => Inner::Local(Box::new(model)),
+            Provider::Local => match LocalModel::load(&config.model_dir).and_then(local_inner) {
+                Ok(inner) => inner,
                 Err(e) => {
                     tracing::warn!(
                         model_dir = %config.model_dir.display(),
@@ -80,34 +87,26 @@ impl Embedder {
     /// The local model in `dir`, for tests and tools.
     pub fn local(dir: &std::path::Path) -> Result<Embedder, EmbedError> {
         Ok(Embedder {
-            inner: Arc::new(Inner::Local(Box::new(LocalModel::load(dir)?))),
+            inner: Arc::new(local_inner(LocalModel::load(dir)?)?),
         })
     }
 
     /// The name stored beside each vector, so vectors of another model are told apart.
     pub fn model(&self) -> &str {
         match &*self.inner {
-            Inner::Local(m) => m.name(),
+            Inner::Local(_) => local::MODEL_NAME,
             Inner::OpenAi(r) => r.model(),
         }
     }
 
     /// One vector per text, in order, each of `DIMS` floats with norm 1.
-    /// The local model runs on a blocking thread.
+    /// The local model runs on its own threads (`batcher`).
     pub async fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, EmbedError> {
         if texts.is_empty() {
             return Ok(vec![]);
         }
         match &*self.inner {
-            Inner::Local(_) => {
-                let this = self.clone();
-                tokio::task::spawn_blocking(move || match &*this.inner {
-                    Inner::Local(m) => m.embed(&texts),
-                    Inner::OpenAi(_) => unreachable!("checked above"),
-                })
-                .await
-                .map_err(|e| EmbedError::Task(e.to_string()))?
-            }
+            Inner::Local(batcher) => batcher.embed(texts).await,
             Inner::OpenAi(remote) => remote.embed(&texts).await,
         }
     }

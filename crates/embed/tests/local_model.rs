@@ -148,3 +148,35 @@ fn a_missing_or_empty_model_dir_turns_embeddings_off_with_one_warning() {
     assert!(warnings_during(|| assert!(Embedder::from_config(&EmbedConfig::none()).is_none())).is_empty());
     std::fs::remove_dir_all(&empty).unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_callers_each_get_their_own_vectors() {
+    let embedder = Embedder::local(&model_dir()).unwrap();
+    let model = cairn_embed::LocalModel::load(&model_dir()).unwrap();
+    let requests: Vec<Vec<String>> = (0..24)
+        .map(|i| match i % 3 {
+            0 => vec![format!("request {i}: why did the deploy fail")],
+            1 => vec![
+                format!("flaky test number {i}"),
+                format!("{i} rotated the registry secret"),
+            ],
+            _ => vec![format!("SESSION_TTL {i}"); 3],
+        })
+        .collect();
+    let tasks: Vec<_> = requests
+        .iter()
+        .cloned()
+        .map(|texts| {
+            let embedder = embedder.clone();
+            tokio::spawn(async move { embedder.embed(texts).await.unwrap() })
+        })
+        .collect();
+    for (task, texts) in tasks.into_iter().zip(&requests) {
+        let got = task.await.unwrap();
+        let want = model.embed(texts).unwrap();
+        assert_eq!(got.len(), texts.len());
+        for (g, w) in got.iter().zip(&want) {
+            assert!(dot(g, w) > 0.99999, "{texts:?}: cosine {}", dot(g, w));
+        }
+    }
+}
