@@ -70,9 +70,22 @@ fn dot_avx2(a: &[i8], b: &[i8]) -> i32 {
     dot_plain(a, b)
 }
 
+/// The same loop again, 64 bytes a step where the CPU has AVX-512BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw")]
+fn dot_avx512(a: &[i8], b: &[i8]) -> i32 {
+    dot_plain(a, b)
+}
+
 fn dot(a: &[i8], b: &[i8]) -> i32 {
     #[cfg(target_arch = "x86_64")]
     {
+        static AVX512: std::sync::LazyLock<bool> =
+            std::sync::LazyLock::new(|| is_x86_feature_detected!("avx512bw"));
+        if *AVX512 {
+            // SAFETY: the CPU was checked for AVX-512BW above.
+            return unsafe { dot_avx512(a, b) };
+        }
         static AVX2: std::sync::LazyLock<bool> =
             std::sync::LazyLock::new(|| is_x86_feature_detected!("avx2"));
         if *AVX2 {
@@ -268,5 +281,26 @@ mod tests {
         assert!(s.top(&q, 0, |_| true).is_empty());
         let x: Vec<i8> = (0..384).map(|i| (i % 255) as i8).collect();
         assert_eq!(dot(&x, &x), dot_plain(&x, &x));
+    }
+
+    #[test]
+    fn every_dot_product_path_gives_the_plain_loops_sum() {
+        for len in [0, 1, 31, 63, 64, 65, 384, 1000] {
+            let a: Vec<i8> = (0..len).map(|i| (i * 37 % 255) as u8 as i8).collect();
+            let b: Vec<i8> = (0..len).map(|i| (i * 91 % 253) as u8 as i8).collect();
+            let want = dot_plain(&a, &b);
+            assert_eq!(dot(&a, &b), want, "dispatched, {len}");
+            #[cfg(target_arch = "x86_64")]
+            {
+                if is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU has AVX2.
+                    assert_eq!(unsafe { dot_avx2(&a, &b) }, want, "avx2, {len}");
+                }
+                if is_x86_feature_detected!("avx512bw") {
+                    // SAFETY: the CPU has AVX-512BW.
+                    assert_eq!(unsafe { dot_avx512(&a, &b) }, want, "avx512, {len}");
+                }
+            }
+        }
     }
 }
