@@ -2,10 +2,12 @@
 //! waiting when it comes free and embedding them in one encoder call (group
 //! commit, for embeddings). Under load, concurrent searches share one pass
 //! over the weights and at most one encoder call runs a core; alone, a
-//! request starts at once.
+//! request starts at once. A request whose caller has stopped waiting (a
+//! deadline passed) is dropped unembedded.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crossbeam_channel::{Receiver, Sender};
 use tokio::sync::oneshot;
@@ -24,20 +26,28 @@ struct Request {
 
 pub struct Batcher {
     requests: Sender<Request>,
+    /// Texts the workers have embedded.
+    embedded: Arc<AtomicU64>,
 }
 
 impl Batcher {
     /// Starts `workers` threads over `model`; they stop when the batcher is dropped.
     pub fn start(model: Arc<LocalModel>, workers: usize) -> Result<Self, EmbedError> {
         let (requests, queue) = crossbeam_channel::unbounded();
+        let embedded = Arc::new(AtomicU64::new(0));
         for i in 0..workers.max(1) {
-            let (model, queue) = (model.clone(), queue.clone());
+            let (model, queue, counter) = (model.clone(), queue.clone(), embedded.clone());
             std::thread::Builder::new()
                 .name(format!("cairn-embed-{i}"))
-                .spawn(move || work(&model, &queue))
+                .spawn(move || work(&model, &queue, &counter))
                 .map_err(|e| EmbedError::Task(format!("starting an embedding worker: {e}")))?;
         }
-        Ok(Self { requests })
+        Ok(Self { requests, embedded })
+    }
+
+    /// Texts the workers have embedded since they started.
+    pub fn texts_embedded(&self) -> u64 {
+        self.embedded.load(Ordering::Relaxed)
     }
 
     /// One vector per text, in order, from whichever worker is free first.
@@ -54,7 +64,8 @@ impl Batcher {
 
 /// Waits for a request, joins every request already queued behind it (up to
 /// `MAX_TEXTS` texts), embeds them in one call and answers each its own.
-fn work(model: &LocalModel, queue: &Receiver<Request>) {
+/// Requests nobody waits for any more are left out.
+fn work(model: &LocalModel, queue: &Receiver<Request>, embedded: &AtomicU64) {
     while let Ok(first) = queue.recv() {
         let mut batch = vec![first];
         let mut texts = batch[0].texts.len();
@@ -67,6 +78,10 @@ fn work(model: &LocalModel, queue: &Receiver<Request>) {
                 Err(_) => break,
             }
         }
+        batch.retain(|r| !r.reply.is_closed());
+        if batch.is_empty() {
+            continue;
+        }
         let counts: Vec<usize> = batch.iter().map(|r| r.texts.len()).collect();
         let all: Vec<String> = batch
             .iter_mut()
@@ -74,6 +89,7 @@ fn work(model: &LocalModel, queue: &Receiver<Request>) {
             .collect();
         let result = std::panic::catch_unwind(AssertUnwindSafe(|| model.embed(&all)))
             .unwrap_or_else(|_| Err(EmbedError::Model("the encoder panicked".into())));
+        embedded.fetch_add(all.len() as u64, Ordering::Relaxed);
         match result {
             Ok(mut vectors) => {
                 for (request, count) in batch.into_iter().zip(counts) {
@@ -88,5 +104,51 @@ fn work(model: &LocalModel, queue: &Receiver<Request>) {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_request_whose_caller_gave_up_is_not_embedded() {
+        let dir = crate::model_dir();
+        assert!(
+            dir.join("model.safetensors").is_file(),
+            "no model in {} (run scripts/fetch-model.sh)",
+            dir.display()
+        );
+        let batcher = Batcher::start(Arc::new(LocalModel::load(&dir).unwrap()), 1).unwrap();
+        let long = "the deploy pipeline failed because the registry secret expired ".repeat(30);
+        // Keeps the one worker busy for a while (8 texts of 256 tokens: about a second).
+        let (reply, busy) = oneshot::channel();
+        let texts = vec![long; 8];
+        batcher.requests.send(Request { texts, reply }).unwrap();
+        // Once the worker has taken it, and has had time to look for more to join it…
+        while !batcher.requests.is_empty() {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        // Queued behind it, then given up on.
+        let gave_up = tokio::time::timeout(
+            Duration::from_millis(5),
+            batcher.embed(vec!["abandoned".into(); 3]),
+        )
+        .await;
+        assert!(
+            gave_up.is_err(),
+            "the worker should still be busy with the long request"
+        );
+        let answered = batcher.embed(vec!["still wanted".into()]).await.unwrap();
+        assert_eq!(answered.len(), 1);
+        assert_eq!(busy.await.unwrap().unwrap().len(), 8);
+        assert_eq!(
+            batcher.texts_embedded(),
+            9,
+            "the abandoned request's 3 texts were embedded"
+        );
     }
 }

@@ -99,6 +99,16 @@ impl Embedder {
         }
     }
 
+    /// Texts the local model has embedded since it was loaded (requests
+    /// whose callers gave up before a worker reached them are not
+    /// embedded); `None` for a remote endpoint.
+    pub fn texts_embedded(&self) -> Option<u64> {
+        match &*self.inner {
+            Inner::Local(batcher) => Some(batcher.texts_embedded()),
+            Inner::OpenAi(_) => None,
+        }
+    }
+
     /// One vector per text, in order, each of `DIMS` floats with norm 1.
     /// The local model runs on its own threads (`batcher`).
     pub async fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, EmbedError> {
