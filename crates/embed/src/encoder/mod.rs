@@ -168,17 +168,13 @@ fn residual_norm(x: &mut Vec<f32>, sublayer: &mut Vec<f32>, norm: &LayerNorm, ep
     std::mem::swap(x, sublayer);
 }
 
-/// The mean of `rows` (each `width` wide), scaled to norm 1.
+/// The mean of `rows` (each `width` wide), scaled to norm 1: their sum,
+/// normalised (dividing by the count first would change nothing).
 fn mean_pool(rows: &[f32], width: usize) -> Vec<f32> {
-    let mut mean = vec![0.0; width];
-    let count = rows.len() / width;
+    let mut sum = vec![0.0; width];
     for row in rows.chunks_exact(width) {
-        mean.iter_mut().zip(row).for_each(|(m, v)| *m += v);
+        sum.iter_mut().zip(row).for_each(|(m, v)| *m += v);
     }
-    if count > 0 {
-        mean.iter_mut().for_each(|m| *m /= count as f32);
-    }
-    let norm = mean.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
-    mean.iter_mut().for_each(|m| *m /= norm);
-    mean
+    crate::normalise(&mut sum);
+    sum
 }
