@@ -3,7 +3,7 @@
 //! with no attempts left, and wakes idle workers when due jobs are waiting — jobs whose wake-up was lost (Redis
 //! down or flushed) and jobs whose `next_attempt_at` has come. Every
 //! `CAIRN_IDLE_CHECK_MS` it also ends sessions left idle (`cairn_core::sessions::end`),
-//! and every `CAIRN_UPKEEP_MS` it consolidates and archives memories (`cairn_core::upkeep`);
+//! and every `CAIRN_UPKEEP_MS` (the first time one interval after start) it consolidates and archives memories (`cairn_core::upkeep`);
 //! every `CAIRN_RETENTION_CHECK_MS` it sheds raw events past retention (`store::retention`).
 
 use std::{sync::Arc, time::Duration};
@@ -22,7 +22,10 @@ const UPKEEP_ROUNDS: usize = 20;
 pub async fn sweep(ctx: Arc<Context>, hints: mpsc::Sender<Hint>, shutdown: CancellationToken) {
     let actor = format!("rescuer:{}", ctx.config.worker_prefix);
     let mut idle_checked: Option<std::time::Instant> = None;
-    let mut upkept: Option<std::time::Instant> = None;
+    // Upkeep's first pass comes one interval after start, as its setting
+    // says: a restart (or a crash loop, or a test that sets it high) does
+    // not consolidate at once. Partitions and idle sessions are due at once.
+    let mut upkept = std::time::Instant::now();
     let mut retained: Option<std::time::Instant> = None;
     loop {
         // Jitter keeps several generators from sweeping in step.
@@ -42,8 +45,8 @@ pub async fn sweep(ctx: Arc<Context>, hints: mpsc::Sender<Hint>, shutdown: Cance
                 Err(e) => tracing::warn!(error = %e, "ending idle sessions failed"),
             }
         }
-        if upkept.is_none_or(|at| at.elapsed() >= ctx.config.upkeep) {
-            upkept = Some(std::time::Instant::now());
+        if upkept.elapsed() >= ctx.config.upkeep {
+            upkept = std::time::Instant::now();
             match cairn_core::upkeep::run(&ctx.pool, &actor, UPKEEP_ROUNDS).await {
                 Ok(pass) if pass.merged + pass.archived > 0 => tracing::info!(?pass, "memory upkeep"),
                 Ok(_) => {}

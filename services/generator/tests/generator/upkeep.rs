@@ -3,7 +3,8 @@
 //! kind, another meaning, another project) are not; a second pass changes
 //! nothing. Past a project's retention policy, memories nobody retrieved
 //! are archived, and only those. A replay that repeats one discovery in two
-//! sessions ends with one live memory of it.
+//! sessions ends with one live memory of it. The generator's sweeper runs
+//! upkeep every `CAIRN_UPKEEP_MS`, and not before the first interval.
 
 use std::time::Duration;
 
@@ -431,7 +432,10 @@ async fn same_discovery(app: &TestApp, session: &str) {
 #[tokio::test]
 async fn a_replay_that_repeats_a_discovery_keeps_one_live_memory_of_it() {
     let app = spawn_app().await;
-    let generator = start(&app, &[("CAIRN_UPKEEP_MS", "600000")]);
+    // The generator's own upkeep is not due for ten minutes, though its
+    // sweeper first runs within 2.4-3.6 s: this test's pass is the only one.
+    let started = std::time::Instant::now();
+    let generator = start(&app, &[("CAIRN_UPKEEP_MS", "600000"), ("CAIRN_SWEEP_MS", "3000")]);
     // A session's summary may be written before its last turn's
     // observation job ends: wait for both.
     let observations_done =
@@ -454,6 +458,8 @@ async fn a_replay_that_repeats_a_discovery_keeps_one_live_memory_of_it() {
     )
     .await;
     wait_count(&app.pool, observations_done, 2, MINUTE).await;
+    // Let the sweeper's first pass come and go: it must not consolidate.
+    tokio::time::sleep(Duration::from_secs(4).saturating_sub(started.elapsed())).await;
     generator.stop().await;
 
     let count = |state: &'static str| {
@@ -483,4 +489,20 @@ async fn a_replay_that_repeats_a_discovery_keeps_one_live_memory_of_it() {
     .await
     .unwrap();
     assert_eq!(dangling, 0);
+}
+
+#[tokio::test]
+async fn the_generator_consolidates_every_upkeep_interval() {
+    let app = spawn_app().await;
+    let generator = start(&app, &[("CAIRN_UPKEEP_MS", "500")]);
+    same_discovery(&app, "s-monday").await;
+    same_discovery(&app, "s-tuesday").await;
+    wait_count(
+        &app.pool,
+        "SELECT count(*) FROM observations WHERE state = 'merged'",
+        1,
+        MINUTE,
+    )
+    .await;
+    generator.stop().await;
 }
