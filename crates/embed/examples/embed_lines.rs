@@ -12,7 +12,10 @@ fn main() -> anyhow::Result<()> {
     let [_, input, output] = &args[..] else {
         anyhow::bail!("usage: embed_lines <lines.txt> <vectors.f32 | time>");
     };
-    let model = cairn_embed::LocalModel::load(&cairn_embed::model_dir())?;
+    let model = cairn_embed::LocalModel::load_with(
+        &cairn_embed::model_dir(),
+        cairn_embed::EmbedConfig::from_env().precision,
+    )?;
     let lines: Vec<String> = std::fs::read_to_string(input)?
         .lines()
         .map(str::to_string)

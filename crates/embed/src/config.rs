@@ -2,6 +2,8 @@
 
 use std::{path::PathBuf, time::Duration};
 
+use crate::Precision;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Provider {
     Local,
@@ -14,6 +16,9 @@ pub struct EmbedConfig {
     pub provider: Provider,
     /// The local model's files (`config.json`, `model.safetensors`, `tokenizer.json`).
     pub model_dir: PathBuf,
+    /// The local model's arithmetic: `int8` where the CPU has AVX-512 VNNI
+    /// (else f32), or `f32` always.
+    pub precision: Precision,
     /// OpenAI-compatible API root, e.g. `https://api.openai.com/v1`.
     pub base_url: Option<String>,
     pub api_key: Option<String>,
@@ -36,6 +41,7 @@ impl EmbedConfig {
     /// |---|---|
     /// | `CAIRN_EMBED_PROVIDER` | `local` (`openai`, `none`) |
     /// | `CAIRN_EMBED_MODEL_DIR` | `$HOME/.cache/cairn/models/all-minilm-l6-v2` |
+    /// | `CAIRN_EMBED_PRECISION` | `int8` (`f32`) |
     /// | `CAIRN_EMBED_BASE_URL` | none (required for `openai`) |
     /// | `CAIRN_EMBED_API_KEY` / `CAIRN_EMBED_API_KEY_FILE` | none |
     /// | `CAIRN_EMBED_MODEL` | `text-embedding-3-small` |
@@ -71,6 +77,17 @@ impl EmbedConfig {
                 let home = get("HOME").unwrap_or_else(|| ".".into());
                 PathBuf::from(home).join(".cache/cairn/models/all-minilm-l6-v2")
             });
+        let precision = match get("CAIRN_EMBED_PRECISION")
+            .map(|v| v.to_ascii_lowercase())
+            .as_deref()
+        {
+            None | Some("int8") => Precision::Int8,
+            Some("f32") => Precision::F32,
+            Some(other) => {
+                tracing::warn!(precision = other, "unknown CAIRN_EMBED_PRECISION: int8 is used");
+                Precision::Int8
+            }
+        };
         let api_key = get("CAIRN_EMBED_API_KEY").or_else(|| {
             get("CAIRN_EMBED_API_KEY_FILE").and_then(|path| match std::fs::read_to_string(&path) {
                 Ok(key) => Some(key.trim().to_string()).filter(|k| !k.is_empty()),
@@ -87,6 +104,7 @@ impl EmbedConfig {
         Self {
             provider,
             model_dir,
+            precision,
             base_url: get("CAIRN_EMBED_BASE_URL"),
             api_key,
             model: get("CAIRN_EMBED_MODEL"),
@@ -109,6 +127,7 @@ mod tests {
     fn defaults_and_spellings() {
         let c = EmbedConfig::from_lookup(|k| (k == "HOME").then(|| "/home/x".into()));
         assert_eq!(c.provider, Provider::Local);
+        assert_eq!(c.precision, Precision::Int8);
         assert_eq!(
             c.model_dir,
             PathBuf::from("/home/x/.cache/cairn/models/all-minilm-l6-v2")
@@ -117,8 +136,10 @@ mod tests {
             "CAIRN_EMBED_PROVIDER" => Some(" OpenAI ".into()),
             "CAIRN_EMBED_BASE_URL" => Some("http://h/v1".into()),
             "CAIRN_EMBED_TIMEOUT_MS" => Some("250".into()),
+            "CAIRN_EMBED_PRECISION" => Some("F32".into()),
             _ => None,
         });
+        assert_eq!(c.precision, Precision::F32);
         assert_eq!(c.provider, Provider::OpenAi);
         assert_eq!(c.base_url.as_deref(), Some("http://h/v1"));
         assert_eq!(c.timeout, Duration::from_millis(250));

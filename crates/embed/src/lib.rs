@@ -15,6 +15,7 @@ mod openai;
 use std::sync::Arc;
 
 pub use config::{EmbedConfig, Provider, model_dir};
+pub use encoder::Precision;
 pub use local::LocalModel;
 pub use openai::OpenAiEmbedder;
 
@@ -45,6 +46,10 @@ enum Inner {
 
 /// The local model behind its workers, one a core.
 fn local_inner(model: LocalModel) -> Result<Inner, EmbedError> {
+    tracing::info!(
+        precision = model.precision().as_str(),
+        "local embedding model loaded"
+    );
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     Ok(Inner::Local(batcher::Batcher::start(Arc::new(model), cores)?))
 }
@@ -58,17 +63,19 @@ impl Embedder {
                 tracing::info!("embeddings are off (CAIRN_EMBED_PROVIDER=none): search is full-text only");
                 return None;
             }
-            Provider::Local => match LocalModel::load(&config.model_dir).and_then(local_inner) {
-                Ok(inner) => inner,
-                Err(e) => {
-                    tracing::warn!(
-                        model_dir = %config.model_dir.display(),
-                        error = %e,
-                        "embedding model not loaded: search is full-text only (scripts/fetch-model.sh fetches it)"
-                    );
-                    return None;
+            Provider::Local => {
+                match LocalModel::load_with(&config.model_dir, config.precision).and_then(local_inner) {
+                    Ok(inner) => inner,
+                    Err(e) => {
+                        tracing::warn!(
+                            model_dir = %config.model_dir.display(),
+                            error = %e,
+                            "embedding model not loaded: search is full-text only (scripts/fetch-model.sh fetches it)"
+                        );
+                        return None;
+                    }
                 }
-            },
+            }
             Provider::OpenAi => match OpenAiEmbedder::new(config) {
                 Ok(remote) => Inner::OpenAi(remote),
                 Err(e) => {
@@ -86,8 +93,13 @@ impl Embedder {
 
     /// The local model in `dir`, for tests and tools.
     pub fn local(dir: &std::path::Path) -> Result<Embedder, EmbedError> {
+        Self::local_with(dir, Precision::Int8)
+    }
+
+    /// The local model in `dir` in `precision` (where the CPU runs it).
+    pub fn local_with(dir: &std::path::Path, precision: Precision) -> Result<Embedder, EmbedError> {
         Ok(Embedder {
-            inner: Arc::new(local_inner(LocalModel::load(dir)?)?),
+            inner: Arc::new(local_inner(LocalModel::load_with(dir, precision)?)?),
         })
     }
 

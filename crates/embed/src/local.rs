@@ -7,7 +7,7 @@ use std::path::Path;
 
 use tokenizers::{Tokenizer, TruncationParams};
 
-use crate::encoder::{Config, Encoder};
+use crate::encoder::{Config, Encoder, Precision};
 use crate::{DIMS, EmbedError};
 
 /// The name stored beside each vector this model makes.
@@ -28,8 +28,14 @@ pub struct LocalModel {
 }
 
 impl LocalModel {
-    /// Loads the model in `dir`.
+    /// Loads the model in `dir`, in 8-bit integers where the CPU runs them.
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
+        Self::load_with(dir, Precision::Int8)
+    }
+
+    /// Loads the model in `dir`, its linear maps in `precision` where the
+    /// CPU runs it.
+    pub fn load_with(dir: &Path, precision: Precision) -> Result<Self, EmbedError> {
         for file in FILES {
             if !dir.join(file).is_file() {
                 return Err(EmbedError::Model(format!(
@@ -64,12 +70,13 @@ impl LocalModel {
                 ..TruncationParams::default()
             }))
             .map_err(|e| EmbedError::Model(format!("truncation: {e}")))?;
-        let encoder = Encoder::load(config, &dir.join("model.safetensors"))?;
+        let encoder = Encoder::load(config, &dir.join("model.safetensors"), precision)?;
         Ok(Self { encoder, tokenizer })
     }
 
-    pub fn name(&self) -> &str {
-        MODEL_NAME
+    /// The precision the model runs in on this CPU.
+    pub fn precision(&self) -> Precision {
+        self.encoder.precision()
     }
 
     /// One normalised vector per text, in order.

@@ -149,11 +149,13 @@ async fn main() -> anyhow::Result<()> {
     });
     let rss_before = status_kb("VmRSS:");
     let started = Instant::now();
-    let embedder = Embedder::local(&dir)?;
+    let precision = cairn_embed::EmbedConfig::from_env().precision;
+    let embedder = Embedder::local_with(&dir, precision)?;
     let load_ms = started.elapsed().as_secs_f64() * 1e3;
     let rss_loaded = status_kb("VmRSS:");
     println!(
-        "model=all-MiniLM-L6-v2 load_ms={load_ms:.0} threads={}",
+        "model=all-MiniLM-L6-v2 precision={} (where the CPU runs it) load_ms={load_ms:.0} threads={}",
+        precision.as_str(),
         std::thread::available_parallelism()?
     );
 

@@ -3,8 +3,10 @@
 //! of every text in a call are stacked into one matrix, so each weight is
 //! read once per call whatever the number of texts, and no text is padded;
 //! attention runs text by text. Mean pooling and L2 normalisation follow,
-//! as sentence-transformers does.
+//! as sentence-transformers does. The linear maps run in f32 or, where the
+//! CPU has AVX-512 VNNI, in 8-bit integers (`int8`).
 
+mod int8;
 mod kernels;
 mod weights;
 
@@ -19,11 +21,42 @@ use crate::EmbedError;
 pub struct Encoder {
     config: Config,
     weights: Weights,
+    precision: Precision,
+}
+
+/// The arithmetic of the encoder's linear maps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Precision {
+    /// Weights and activations in f32: the reference model's numbers
+    /// (within 1e-4).
+    F32,
+    /// Weights and activations in 8-bit integers, on AVX-512 VNNI: about
+    /// half the time of f32, vectors within cosine 0.998 of it. On a CPU
+    /// without VNNI this is f32.
+    Int8,
+}
+
+impl Precision {
+    /// `Int8` where the CPU runs it, else `F32`.
+    fn effective(self) -> Precision {
+        match self {
+            Precision::Int8 if int8::available() => Precision::Int8,
+            _ => Precision::F32,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::Int8 => "int8",
+        }
+    }
 }
 
 impl Encoder {
-    /// Loads `config.json`'s model from `weights` (a safetensors file).
-    pub fn load(config: Config, weights: &Path) -> Result<Self, EmbedError> {
+    /// Loads `config.json`'s model from `weights` (a safetensors file), its
+    /// linear maps in `precision` where the CPU runs it.
+    pub fn load(config: Config, weights: &Path, precision: Precision) -> Result<Self, EmbedError> {
         if config.hidden_act != "gelu" {
             return Err(EmbedError::Model(format!(
                 "hidden_act {:?} is not supported (only BERT's exact \"gelu\")",
@@ -36,8 +69,18 @@ impl Encoder {
                 config.num_attention_heads, config.hidden_size
             )));
         }
-        let weights = Weights::load(weights, &config)?;
-        Ok(Self { config, weights })
+        let precision = precision.effective();
+        let weights = Weights::load(weights, &config, precision)?;
+        Ok(Self {
+            config,
+            weights,
+            precision,
+        })
+    }
+
+    /// The precision the linear maps run in.
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     /// One mean-pooled, L2-normalised vector per token sequence, in order.
@@ -52,31 +95,13 @@ impl Encoder {
         let mut inner = vec![0.0; total * self.config.intermediate_size];
         let eps = self.config.layer_norm_eps as f32;
         for layer in &self.weights.layers {
-            kernels::linear(&x, h, &layer.qkv.weight, &layer.qkv.bias, &mut qkv);
+            layer.qkv.apply(&x, &mut qkv);
             self.attention(&qkv, &spans, &mut context);
-            kernels::linear(
-                &context,
-                h,
-                &layer.attention_out.weight,
-                &layer.attention_out.bias,
-                &mut scratch,
-            );
+            layer.attention_out.apply(&context, &mut scratch);
             residual_norm(&mut x, &mut scratch, &layer.attention_norm, eps);
-            kernels::linear(
-                &x,
-                h,
-                &layer.intermediate.weight,
-                &layer.intermediate.bias,
-                &mut inner,
-            );
+            layer.intermediate.apply(&x, &mut inner);
             kernels::gelu(&mut inner);
-            kernels::linear(
-                &inner,
-                self.config.intermediate_size,
-                &layer.output.weight,
-                &layer.output.bias,
-                &mut scratch,
-            );
+            layer.output.apply(&inner, &mut scratch);
             residual_norm(&mut x, &mut scratch, &layer.output_norm, eps);
         }
         Ok(spans

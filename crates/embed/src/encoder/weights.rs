@@ -1,11 +1,14 @@
 //! The BERT weights, read from a `model.safetensors` file into owned f32
 //! arrays, laid out for the encoder (query, key and value maps stacked into
-//! one matrix).
+//! one matrix); the linear maps' matrices in 8-bit integers when the
+//! encoder runs in `Precision::Int8`.
 
 use std::path::Path;
 
 use safetensors::{Dtype, SafeTensors};
 
+use super::int8::{self, Int8Matrix};
+use super::{Precision, kernels};
 use crate::EmbedError;
 
 /// The shape of the model, from its `config.json`.
@@ -33,8 +36,31 @@ fn default_act() -> String {
 
 /// A weight matrix (`rows` × `cols`, row-major) and its bias (`rows` long).
 pub struct Linear {
-    pub weight: Vec<f32>,
-    pub bias: Vec<f32>,
+    weight: Matrix,
+    bias: Vec<f32>,
+}
+
+enum Matrix {
+    F32 { w: Vec<f32>, cols: usize },
+    Int8(Int8Matrix),
+}
+
+impl Linear {
+    /// `y = x·Wᵀ + bias` over the token rows of `x`.
+    pub fn apply(&self, x: &[f32], y: &mut [f32]) {
+        match &self.weight {
+            Matrix::F32 { w, cols } => kernels::linear(x, *cols, w, &self.bias, y),
+            Matrix::Int8(m) => int8::linear(x, m, &self.bias, y),
+        }
+    }
+
+    fn new(w: Vec<f32>, bias: Vec<f32>, cols: usize, precision: Precision) -> Self {
+        let weight = match precision {
+            Precision::Int8 if bias.len().is_multiple_of(4) => Matrix::Int8(Int8Matrix::quantise(&w, cols)),
+            _ => Matrix::F32 { w, cols },
+        };
+        Linear { weight, bias }
+    }
 }
 
 pub struct LayerNorm {
@@ -64,7 +90,7 @@ pub struct Weights {
 impl Weights {
     /// Reads every tensor the encoder needs from `path`, checking each shape
     /// against `config`.
-    pub fn load(path: &Path, config: &Config) -> Result<Self, EmbedError> {
+    pub fn load(path: &Path, config: &Config, precision: Precision) -> Result<Self, EmbedError> {
         let file =
             std::fs::File::open(path).map_err(|e| EmbedError::Model(format!("{}: {e}", path.display())))?;
         // Safety: the weights file is mapped read-only and copied out before
@@ -81,28 +107,27 @@ impl Weights {
                 beta: reader.get(&format!("{prefix}.LayerNorm.bias"), &[h])?,
             })
         };
+        let parts = |prefix: &str, rows: usize, cols: usize| -> Result<(Vec<f32>, Vec<f32>), EmbedError> {
+            Ok((
+                reader.get(&format!("{prefix}.weight"), &[rows, cols])?,
+                reader.get(&format!("{prefix}.bias"), &[rows])?,
+            ))
+        };
         let linear = |prefix: &str, rows: usize, cols: usize| -> Result<Linear, EmbedError> {
-            Ok(Linear {
-                weight: reader.get(&format!("{prefix}.weight"), &[rows, cols])?,
-                bias: reader.get(&format!("{prefix}.bias"), &[rows])?,
-            })
+            let (w, bias) = parts(prefix, rows, cols)?;
+            Ok(Linear::new(w, bias, cols, precision))
         };
         let layers = (0..config.num_hidden_layers)
             .map(|l| {
                 let p = format!("encoder.layer.{l}");
-                let parts =
-                    ["query", "key", "value"].map(|m| linear(&format!("{p}.attention.self.{m}"), h, h));
-                let mut qkv = Linear {
-                    weight: Vec::with_capacity(3 * h * h),
-                    bias: Vec::with_capacity(3 * h),
-                };
-                for part in parts {
-                    let part = part?;
-                    qkv.weight.extend(part.weight);
-                    qkv.bias.extend(part.bias);
+                let (mut w, mut bias) = (Vec::with_capacity(3 * h * h), Vec::with_capacity(3 * h));
+                for m in ["query", "key", "value"] {
+                    let (pw, pb) = parts(&format!("{p}.attention.self.{m}"), h, h)?;
+                    w.extend(pw);
+                    bias.extend(pb);
                 }
                 Ok(Layer {
-                    qkv,
+                    qkv: Linear::new(w, bias, h, precision),
                     attention_out: linear(&format!("{p}.attention.output.dense"), h, h)?,
                     attention_norm: norm(&format!("{p}.attention.output"))?,
                     intermediate: linear(&format!("{p}.intermediate.dense"), i, h)?,
