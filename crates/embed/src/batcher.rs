@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crossbeam_channel::{Receiver, Sender};
 use tokio::sync::oneshot;
 
-use crate::{EmbedError, LocalModel};
+use crate::{EmbedError, LocalModel, Precision};
 
 /// Requests of at most this many texts in all are joined into one call.
 const MAX_TEXTS: usize = 32;
@@ -28,6 +28,7 @@ pub struct Batcher {
     requests: Sender<Request>,
     /// Texts the workers have embedded.
     embedded: Arc<AtomicU64>,
+    precision: Precision,
 }
 
 impl Batcher {
@@ -35,6 +36,7 @@ impl Batcher {
     pub fn start(model: Arc<LocalModel>, workers: usize) -> Result<Self, EmbedError> {
         let (requests, queue) = crossbeam_channel::unbounded();
         let embedded = Arc::new(AtomicU64::new(0));
+        let precision = model.precision();
         for i in 0..workers.max(1) {
             let (model, queue, counter) = (model.clone(), queue.clone(), embedded.clone());
             std::thread::Builder::new()
@@ -42,7 +44,16 @@ impl Batcher {
                 .spawn(move || work(&model, &queue, &counter))
                 .map_err(|e| EmbedError::Task(format!("starting an embedding worker: {e}")))?;
         }
-        Ok(Self { requests, embedded })
+        Ok(Self {
+            requests,
+            embedded,
+            precision,
+        })
+    }
+
+    /// The precision the model runs in.
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     /// Texts the workers have embedded since they started.

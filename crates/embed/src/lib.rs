@@ -111,6 +111,14 @@ impl Embedder {
         }
     }
 
+    /// The local model's precision on this CPU; `None` for a remote endpoint.
+    pub fn precision(&self) -> Option<Precision> {
+        match &*self.inner {
+            Inner::Local(batcher) => Some(batcher.precision()),
+            Inner::OpenAi(_) => None,
+        }
+    }
+
     /// Texts the local model has embedded since it was loaded (requests
     /// whose callers gave up before a worker reached them are not
     /// embedded); `None` for a remote endpoint.

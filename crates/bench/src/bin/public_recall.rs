@@ -372,19 +372,23 @@ async fn main() -> anyhow::Result<()> {
 
     // Vectors.
     let model_dir = args.model_dir.clone().unwrap_or_else(cairn_embed::model_dir);
-    let embedder = Embedder::local(&model_dir)
+    let embedder = Embedder::local_with(&model_dir, cairn_embed::EmbedConfig::from_env().precision)
         .with_context(|| format!("loading the model from {}", model_dir.display()))?;
+    // The cache is per model and precision: 8-bit vectors are not f32 ones.
+    let model = match embedder.precision() {
+        Some(cairn_embed::Precision::Int8) => format!("{}:int8", embedder.model()),
+        _ => embedder.model().to_string(),
+    };
     let t = Instant::now();
-    let doc_cache = cache_path(&args.data, embedder.model(), &doc_texts, args.no_cache);
+    let doc_cache = cache_path(&args.data, &model, &doc_texts, args.no_cache);
     let (doc_vecs, cached) = embed_all(&embedder, &doc_texts, args.batch, doc_cache, "passages").await?;
     let doc_secs = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let query_cache = cache_path(&args.data, embedder.model(), &query_texts, args.no_cache);
+    let query_cache = cache_path(&args.data, &model, &query_texts, args.no_cache);
     let (query_vecs, _) = embed_all(&embedder, &query_texts, args.batch, query_cache, "queries").await?;
     let query_secs = t.elapsed().as_secs_f64();
     println!(
-        "embedded ({}, batch {}): {} passages in {:.1} s{}, {} queries in {:.1} s",
-        embedder.model(),
+        "embedded ({model}, batch {}): {} passages in {:.1} s{}, {} queries in {:.1} s",
         args.batch,
         docs.len(),
         doc_secs,
