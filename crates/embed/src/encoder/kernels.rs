@@ -86,11 +86,38 @@ pub fn layer_norm(x: &mut [f32], gamma: &[f32], beta: &[f32], eps: f32) {
     }
 }
 
-/// GELU with the exact error function (BERT's `gelu`), in place.
+/// GELU with the error function (BERT's `gelu`), in place. The loop has no
+/// call in it, so the compiler vectorises it (a call to `erff` a value was
+/// a fifth of a short query's time).
 pub fn gelu(x: &mut [f32]) {
     for v in x {
-        *v = 0.5 * *v * (1.0 + libm::erff(*v * std::f32::consts::FRAC_1_SQRT_2));
+        *v = 0.5 * *v * (1.0 + erf(*v * std::f32::consts::FRAC_1_SQRT_2));
     }
+}
+
+/// The error function as a rational function of x on [-4, 4] (Eigen's
+/// `generic_fast_erf_float`, which XLA and TVM use too; beyond ±4, erf is
+/// ±1 to f32's precision). Within 1e-6 of `erff` everywhere (test below).
+#[inline(always)]
+fn erf(x: f32) -> f32 {
+    let x = x.clamp(-4.0, 4.0);
+    let x2 = x * x;
+    let mut p = -2.726_142_4e-10_f32;
+    for c in [
+        2.770_681_5e-8,
+        -2.101_024e-6,
+        -5.692_506_2e-5,
+        -7.349_906_4e-4,
+        -2.954_6e-3,
+        -1.609_603_3e-2,
+    ] {
+        p = p * x2 + c;
+    }
+    let mut q = -1.456_607_15e-5_f32;
+    for c in [-2.133_740_5e-4, -1.682_827e-3, -7.373_329_3e-3, -1.426_473_9e-2] {
+        q = q * x2 + c;
+    }
+    x * p / q
 }
 
 /// Softmax in place.
@@ -328,6 +355,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_rational_erf_is_within_a_millionth_of_libms() {
+        let mut worst = 0f32;
+        for i in -80_000..=80_000 {
+            let x = i as f32 * 1e-4;
+            worst = worst.max((erf(x) - libm::erff(x)).abs());
+        }
+        assert!(worst < 1e-6, "largest difference {worst}");
+        assert_eq!(erf(0.0), 0.0);
+        assert_eq!(erf(f32::INFINITY), erf(4.0));
+        assert!(erf(f32::NAN).is_nan());
     }
 
     #[test]
