@@ -152,11 +152,20 @@ async fn one_trace_from_hook_to_job_metrics_move_and_health_follows_the_process(
     // Each series is asserted present, not exact: under CPU load one run in
     // tens showed a claim counted once for two claims (both were logged in
     // `generation_job_events`); the cause is not found (README, Metrics).
+    // Who moved each job, for the rare run whose counters fall short.
+    let events: Vec<(String, Option<String>, String, String)> = sqlx::query_as(
+        "SELECT e.job_id::text, e.from_status, e.to_status, e.actor FROM generation_job_events e
+         WHERE e.project_id = $1 ORDER BY e.id",
+    )
+    .bind(app.project_id)
+    .fetch_all(&app.pool)
+    .await
+    .unwrap();
     let transitions = series(&text, "cairn_job_transitions_total", &["to=\"completed\""]);
-    assert!(transitions >= 1.0, "{text}");
+    assert!(transitions >= 1.0, "{text}\njob events: {events:#?}");
     assert!(
         series(&text, "cairn_job_transitions_total", &["transition=\"claim\""]) >= 1.0,
-        "{text}"
+        "{text}\njob events: {events:#?}"
     );
     assert!(
         series(
