@@ -52,12 +52,17 @@ pub fn router() -> Router {
 }
 
 #[cfg(feature = "serve")]
-/// Binds `addr` and serves `/metrics` in the background; returns the bound address.
+/// Binds `addr` and serves `/metrics` in the background; returns the bound
+/// address. The recorder is global when this returns, so everything counted
+/// after it (the workers' first claims) is rendered.
 pub async fn serve(addr: std::net::SocketAddr) -> std::io::Result<std::net::SocketAddr> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
+    // Built here, not in the task: building it installs the recorder, and the
+    // task may first run after the caller has counted.
+    let app = router();
     tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, router()).await {
+        if let Err(e) = axum::serve(listener, app).await {
             tracing::warn!(error = %e, "metrics listener stopped");
         }
     });
