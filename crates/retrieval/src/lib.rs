@@ -15,6 +15,7 @@ pub mod doc;
 pub mod engine;
 mod follow;
 pub mod fuse;
+mod gate;
 pub mod lexical;
 pub mod project;
 pub mod query;

@@ -12,6 +12,7 @@ use uuid::Uuid;
 use crate::{
     doc::{Attrs, Doc, Fields, Source},
     fuse,
+    gate::{Admission, Gate},
     lexical::Lexical,
     query::{Hit, Mode, Query},
     semantic::Semantic,
@@ -36,6 +37,8 @@ pub type Entry = (Uuid, Source, Attrs, u64, bool);
 #[derive(Default)]
 pub struct ProjectIndex {
     slots: Vec<Slot>,
+    /// By slot, what admission reads first (`gate`).
+    gates: Vec<Gate>,
     by_id: HashMap<Uuid, u32>,
     lexical: Lexical,
     semantic: Semantic,
@@ -61,6 +64,7 @@ impl ProjectIndex {
         if let Some(&slot) = self.by_id.get(&doc.id) {
             let s = &mut self.slots[slot as usize];
             if s.text_hash == text_hash {
+                self.gates[slot as usize] = Gate::new(s.source, &doc.attrs);
                 s.attrs = doc.attrs;
                 return;
             }
@@ -70,6 +74,7 @@ impl ProjectIndex {
         self.remove(doc.id);
         let slot = self.slots.len() as u32;
         self.lexical.add(slot, &doc.text);
+        self.gates.push(Gate::new(doc.source, &doc.attrs));
         self.slots.push(Slot {
             id: doc.id,
             source: doc.source,
@@ -83,6 +88,7 @@ impl ProjectIndex {
     pub fn remove(&mut self, id: Uuid) {
         if let Some(slot) = self.by_id.remove(&id) {
             self.slots[slot as usize].alive = false;
+            self.gates[slot as usize].close();
             self.lexical.remove(slot);
             self.semantic.clear(slot);
             self.dead += 1;
@@ -129,6 +135,7 @@ impl ProjectIndex {
     /// Bytes held, roughly.
     pub fn bytes(&self) -> usize {
         self.slots.capacity() * (std::mem::size_of::<Slot>() + 16)
+            + self.gates.capacity() * std::mem::size_of::<Gate>()
             + self.by_id.capacity() * 24
             + self.lexical.bytes()
             + self.semantic.bytes()
@@ -144,9 +151,13 @@ impl ProjectIndex {
     /// could reorder at that edge).
     pub fn search(&self, q: &Query<'_>) -> Vec<Hit> {
         let excluded = self.lexical.matching(&tokenize::query_terms(q.exclude));
+        let admission = Admission::new(q);
         let admit = |slot: u32| {
-            let s = &self.slots[slot as usize];
-            s.alive && !excluded.contains(&slot) && q.admits(s.source, &s.attrs)
+            let admitted = admission.decide(self.gates[slot as usize]).unwrap_or_else(|| {
+                let s = &self.slots[slot as usize];
+                s.alive && q.admits(s.source, &s.attrs)
+            });
+            admitted && !excluded.contains(&slot)
         };
         let lexical_on = matches!(q.mode, Mode::Lexical | Mode::Hybrid);
         let semantic_on = matches!(q.mode, Mode::Semantic | Mode::Hybrid) && q.vector.is_some();
