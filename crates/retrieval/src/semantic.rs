@@ -96,6 +96,79 @@ fn dot(a: &[i8], b: &[i8]) -> i32 {
     dot_plain(a, b)
 }
 
+/// Whether the one-pass VNNI scan runs here.
+#[cfg(target_arch = "x86_64")]
+fn has_vnni() -> bool {
+    static VNNI: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
+        is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vnni")
+    });
+    *VNNI
+}
+
+/// `out[i]` = `q` · the `i`-th `q.len()`-long row of `rows`, for every row
+/// (`rows` holds `out.len()` of them). Stored values are in -127..=127
+/// (`quantise`), which the VNNI scan relies on.
+fn dots(q: &[i8], rows: &[i8], out: &mut [i32]) {
+    #[cfg(target_arch = "x86_64")]
+    if has_vnni() && vnni::fits(q.len()) {
+        // SAFETY: the CPU was checked for AVX-512F/BW/VNNI, and the length fits.
+        unsafe { vnni::dots(q, rows, out) };
+        return;
+    }
+    for (row, o) in rows.chunks_exact(q.len().max(1)).zip(out.iter_mut()) {
+        *o = dot(q, row);
+    }
+}
+
+/// The semantic arm's scan as one loop over every row, 64 byte pairs a
+/// step (`vpdpbusd`), without a call or a dispatch per vector.
+#[cfg(target_arch = "x86_64")]
+mod vnni {
+    use std::arch::x86_64::*;
+
+    /// The most 64-byte chunks a vector may have here (1,024 dimensions).
+    const MAX_CHUNKS: usize = 16;
+
+    /// Vectors of whole 64-byte chunks, up to `MAX_CHUNKS` (all-MiniLM-L6-v2's
+    /// 384 dimensions are 6); others take the per-vector loop.
+    pub fn fits(dims: usize) -> bool {
+        dims > 0 && dims % 64 == 0 && dims / 64 <= MAX_CHUNKS
+    }
+
+    /// `vpdpbusd` multiplies unsigned by signed bytes: the query's
+    /// magnitudes are the unsigned side, and each row's bytes take the
+    /// query's signs (negated where it is negative; a stored -128 would
+    /// not negate, and `quantise` never stores one).
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    pub unsafe fn dots(q: &[i8], rows: &[i8], out: &mut [i32]) {
+        let chunks = q.len() / 64;
+        let zero = _mm512_setzero_si512();
+        let mut magnitudes = [zero; MAX_CHUNKS];
+        let mut negative = [0 as __mmask64; MAX_CHUNKS];
+        for c in 0..chunks {
+            // SAFETY: chunk c lies inside `q` (`fits`).
+            let v = unsafe { _mm512_loadu_si512(q.as_ptr().add(c * 64).cast()) };
+            magnitudes[c] = _mm512_abs_epi8(v);
+            negative[c] = _mm512_movepi8_mask(v);
+        }
+        for (row, o) in rows.chunks_exact(q.len()).zip(out.iter_mut()) {
+            let mut acc = zero;
+            for c in 0..chunks {
+                // SAFETY: chunk c lies inside `row`, as long as `q`.
+                let v = unsafe { _mm512_loadu_si512(row.as_ptr().add(c * 64).cast()) };
+                let v = _mm512_mask_sub_epi8(v, negative[c], zero, v);
+                acc = _mm512_dpbusd_epi32(acc, magnitudes[c], v);
+            }
+            *o = _mm512_reduce_add_epi32(acc);
+        }
+    }
+}
+
+/// Rows scanned a step: their dot products fit a buffer on the stack.
+const SCAN_ROWS: usize = 512;
+
 impl Semantic {
     /// Makes room for slots up to `slot`.
     fn reserve(&mut self, slot: u32) {
@@ -150,25 +223,31 @@ impl Semantic {
         // A min-heap of the best n, by similarity.
         let mut heap: BinaryHeap<Reverse<(Ordered, u32)>> = BinaryHeap::with_capacity(n.min(4096) + 1);
         let mut floor = MIN_SIMILARITY;
-        for (slot, (scale, v)) in self
+        let mut sums = [0i32; SCAN_ROWS];
+        for (block, (scales, rows)) in self
             .scales
-            .iter()
-            .zip(self.data.chunks_exact(self.dims))
+            .chunks(SCAN_ROWS)
+            .zip(self.data.chunks(SCAN_ROWS * self.dims))
             .enumerate()
         {
-            if *scale == 0.0 {
-                continue;
-            }
-            let similarity = dot(&q, v) as f32 * scale * q_scale;
-            if similarity < floor || !admit(slot as u32) {
-                continue;
-            }
-            heap.push(Reverse((Ordered(similarity), slot as u32)));
-            if heap.len() > n {
-                heap.pop();
-                floor = heap
-                    .peek()
-                    .map_or(floor, |Reverse((s, _))| s.0.max(MIN_SIMILARITY));
+            let sums = &mut sums[..scales.len()];
+            dots(&q, rows, sums);
+            for (i, (scale, sum)) in scales.iter().zip(sums.iter()).enumerate() {
+                if *scale == 0.0 {
+                    continue;
+                }
+                let similarity = *sum as f32 * scale * q_scale;
+                let slot = (block * SCAN_ROWS + i) as u32;
+                if similarity < floor || !admit(slot) {
+                    continue;
+                }
+                heap.push(Reverse((Ordered(similarity), slot)));
+                if heap.len() > n {
+                    heap.pop();
+                    floor = heap
+                        .peek()
+                        .map_or(floor, |Reverse((s, _))| s.0.max(MIN_SIMILARITY));
+                }
             }
         }
         heap.into_iter().map(|Reverse((s, slot))| (slot, s.0)).collect()
@@ -281,6 +360,27 @@ mod tests {
         assert!(s.top(&q, 0, |_| true).is_empty());
         let x: Vec<i8> = (0..384).map(|i| (i % 255) as i8).collect();
         assert_eq!(dot(&x, &x), dot_plain(&x, &x));
+    }
+
+    #[test]
+    fn the_scan_gives_every_rows_plain_sum() {
+        for dims in [1, 3, 63, 64, 65, 127, 384, 1000] {
+            let rows = 37;
+            // Every stored value in -127..=127, as `quantise` keeps them.
+            let q: Vec<i8> = (0..dims).map(|i| ((i * 37 % 255) as i32 - 127) as i8).collect();
+            let data: Vec<i8> = (0..dims * rows)
+                .map(|i| ((i * 91 % 253) as i32 - 126) as i8)
+                .collect();
+            let mut got = vec![0; rows];
+            dots(&q, &data, &mut got);
+            let want: Vec<i32> = data.chunks_exact(dims).map(|row| dot_plain(&q, row)).collect();
+            assert_eq!(got, want, "{dims} dimensions");
+        }
+        // The extremes: ±127 against ±127, the most a product can be.
+        let q = [127i8, -127, 127, -127];
+        let mut got = [0; 2];
+        dots(&q, &[127, -127, -127, 127, -127, 127, -127, 127], &mut got);
+        assert_eq!(got, [0, -4 * 127 * 127]);
     }
 
     #[test]
