@@ -63,6 +63,8 @@ pub struct Engine {
     pub embedder: Option<cairn_embed::Embedder>,
     /// The retrieval engine every path that finds memory asks.
     pub retrieval: Arc<cairn_retrieval::Engine>,
+    /// Counts the memories reads return, written in batches.
+    pub retrievals: crate::memory::retrievals::RetrievalLog,
     pub wake: Arc<dyn Wake>,
     /// The index's follower, stopped with the engine.
     follower: Option<tokio::task::AbortHandle>,
@@ -70,6 +72,7 @@ pub struct Engine {
 
 impl Engine {
     /// With `index_everything`, starts the retrieval index's follower.
+    /// Starts the retrieval counts' writer: call it inside a Tokio runtime.
     pub fn new(pool: PgPool, options: Options) -> Self {
         let retrieval = cairn_retrieval::Engine::new(pool.clone(), options.retrieval);
         let follower = options.index_everything.then(|| retrieval.start().abort_handle());
@@ -80,7 +83,9 @@ impl Engine {
                 turn_idle: options.coalescing.turn_idle,
             },
         );
+        let retrievals = crate::memory::retrievals::RetrievalLog::start(pool.clone());
         Self {
+            retrievals,
             read_pool: pool.clone(),
             pool,
             privacy: options.privacy,

@@ -134,7 +134,7 @@ mod vnni {
     /// Vectors of whole 64-byte chunks, up to `MAX_CHUNKS` (all-MiniLM-L6-v2's
     /// 384 dimensions are 6); others take the per-vector loop.
     pub fn fits(dims: usize) -> bool {
-        dims > 0 && dims % 64 == 0 && dims / 64 <= MAX_CHUNKS
+        dims > 0 && dims.is_multiple_of(64) && dims / 64 <= MAX_CHUNKS
     }
 
     /// `vpdpbusd` multiplies unsigned by signed bytes: the query's

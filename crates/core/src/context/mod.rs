@@ -138,7 +138,7 @@ pub async fn build_from(
         .chain(&selection.index)
         .map(|o| o.id)
         .collect();
-    crate::store::retrievals::record_later(pool, request.project_id, injected);
+    state.retrievals.record(request.project_id, injected);
     Ok(Built {
         project_id: request.project_id,
         budget_tokens: budget,

@@ -247,7 +247,7 @@ async fn load_page(
         .filter(|h| matches!(h, Hit::Observation { .. }))
         .map(Hit::id)
         .collect();
-    crate::store::retrievals::record_later(&state.pool, project_id, found);
+    state.retrievals.record(project_id, found);
     Ok(Page { hits, next_cursor })
 }
 

@@ -1,42 +1,42 @@
 //! Retrieval of memories (migration 0017's `memory_retrievals`): each
 //! search hit and each injected observation counts once, which keeps a used
 //! memory's rank in context and keeps it from the retention policy's archive.
-//! Written after the answer, off the request's path: a failed count is
-//! logged and lost, never an error for the reader.
+//! Written after the answer, off the request's path and in batches
+//! (`memory::retrievals`): a failed count is logged and lost, never an
+//! error for the reader.
 
 use sqlx::PgPool;
 use uuid::Uuid;
 
-/// Counts one retrieval of each of `ids` (observations of the project; others are ignored).
-#[tracing::instrument(skip(pool, ids), fields(n = ids.len()), err)]
-pub async fn record(pool: &PgPool, project_id: Uuid, ids: &[Uuid]) -> sqlx::Result<()> {
-    let mut ids = ids.to_vec();
+/// Adds `n` retrievals to each `(project, observation, n)` (observations
+/// of another project, or gone, are ignored), in one statement.
+#[tracing::instrument(skip(pool, counts), fields(n = counts.len()), err)]
+pub async fn record_counts(pool: &PgPool, counts: &[(Uuid, Uuid, i32)]) -> sqlx::Result<()> {
+    let mut counts = counts.to_vec();
     // One order for every writer: concurrent upserts of the same rows cannot deadlock.
-    ids.sort_unstable();
-    ids.dedup();
+    counts.sort_unstable_by_key(|(_, id, _)| *id);
+    let (projects, ids, ns): (Vec<Uuid>, Vec<Uuid>, Vec<i32>) = counts.into_iter().fold(
+        (vec![], vec![], vec![]),
+        |(mut p, mut i, mut n), (project, id, count)| {
+            p.push(project);
+            i.push(id);
+            n.push(count);
+            (p, i, n)
+        },
+    );
     sqlx::query(
         "INSERT INTO memory_retrievals AS r (observation_id, project_id, retrieved_count, last_retrieved_at)
-         SELECT o.id, o.project_id, 1, now() FROM observations o
-         WHERE o.project_id = $1 AND o.id = ANY($2) ORDER BY o.id
+         SELECT o.id, o.project_id, c.n, now()
+         FROM unnest($1::uuid[], $2::uuid[], $3::int4[]) AS c(project_id, id, n)
+         JOIN observations o ON o.id = c.id AND o.project_id = c.project_id
+         ORDER BY o.id
          ON CONFLICT (observation_id) DO UPDATE
-         SET retrieved_count = r.retrieved_count + 1, last_retrieved_at = now()",
+         SET retrieved_count = r.retrieved_count + excluded.retrieved_count, last_retrieved_at = now()",
     )
-    .bind(project_id)
+    .bind(&projects)
     .bind(&ids)
+    .bind(&ns)
     .execute(pool)
     .await
     .map(drop)
-}
-
-/// [`record`] in the background; nothing when `ids` is empty.
-pub fn record_later(pool: &PgPool, project_id: Uuid, ids: Vec<Uuid>) {
-    if ids.is_empty() {
-        return;
-    }
-    let pool = pool.clone();
-    tokio::spawn(async move {
-        if let Err(e) = record(&pool, project_id, &ids).await {
-            tracing::warn!(error = %e, %project_id, "counting retrievals failed");
-        }
-    });
 }

@@ -336,6 +336,39 @@ async fn without_a_model_search_is_by_words_and_never_an_error() {
     assert_eq!(status, 422, "{body}");
 }
 
+/// Each hit a search returns counts one retrieval (what keeps a used
+/// memory ranked in context and out of the retention archive); the counts
+/// of many reads are written together, within a few seconds.
+#[tokio::test]
+async fn every_search_hit_counts_a_retrieval_written_in_batches() {
+    let app = spawn(false).await;
+    let old = seed(&app, None, app.project_id, &[(ROOT_CAUSE.to_string(), 400.0)]).await[0];
+    let routine = seed(&app, None, app.project_id, &routine(20)).await;
+    for _ in 0..3 {
+        let top = hit_ids(&search(&app, &format!("query={}&limit=1", q(QUESTIONS[2]))).await);
+        assert_eq!(top, [old]);
+    }
+    let count = |id: Uuid| {
+        let pool = app.pool.clone();
+        async move {
+            sqlx::query_scalar::<_, i32>(
+                "SELECT retrieved_count FROM memory_retrievals WHERE observation_id = $1",
+            )
+            .bind(id)
+            .fetch_optional(&pool)
+            .await
+            .unwrap()
+        }
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while count(old).await != Some(3) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(count(old).await, Some(3), "three searches, three retrievals");
+    // Memories no search returned are not counted.
+    assert_eq!(count(routine[0]).await, None);
+}
+
 const UNRELATED_PROMPTS: [&str; 8] = [
     "write a haiku about autumn leaves",
     "add a dark mode toggle to the settings page",
