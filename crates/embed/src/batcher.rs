@@ -110,8 +110,9 @@ fn work(model: &LocalModel, queue: &Receiver<Request>, embedded: &AtomicU64) {
                 }
             }
             Err(e) => {
+                // Every request of the batch gets the encoder's error as it is.
                 for request in batch {
-                    let _ = request.reply.send(Err(EmbedError::Model(e.to_string())));
+                    let _ = request.reply.send(Err(e.clone()));
                 }
             }
         }

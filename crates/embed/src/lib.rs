@@ -23,7 +23,7 @@ pub use openai::OpenAiEmbedder;
 /// model must answer with the same number).
 pub const DIMS: usize = 384;
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum EmbedError {
     #[error("model: {0}")]
     Model(String),

@@ -145,6 +145,16 @@ async fn run(args: &Args, app: &mut TestApp, model_dir: &std::path::Path) -> any
     let embedder = Embedder::local(model_dir)?;
     let model = embedder.model().to_string();
     let vocab = Vocab::new();
+    // Every single-word query is a different word: three modes' quarters.
+    let singles = vocab.single_words().len();
+    if 3 * args.queries.div_ceil(SHAPES.len()) > singles {
+        bail!(
+            "--queries {} needs {} distinct single words; the vocabulary has {singles} (use at most {})",
+            args.queries,
+            3 * args.queries.div_ceil(SHAPES.len()),
+            singles / 3 * SHAPES.len()
+        );
+    }
     let mut projects = vec![app.project_id];
     for i in 1..args.projects {
         projects.push(app.create_project(&format!("scale-{i:02}")).await);
