@@ -6,7 +6,9 @@
 //! Two arms over every memory of a project, whatever its age: words, by
 //! BM25F over a code-aware tokenisation (`lexical`, `tokenize`), and
 //! meaning, by an exact scan of every vector (`semantic`); fused by a
-//! convex combination of normalised scores (`fuse`). The index lives in
+//! convex combination of normalised scores (`fuse`); both arms admit a
+//! memory through the same check (`query`, answered from a dense `gate`
+//! by slot where it can be). The index lives in
 //! memory and is derived: built from Postgres on start, kept current from
 //! the database's own change feed (`follow`, `store`, migration 0021),
 //! never from one replica's requests.
