@@ -23,6 +23,8 @@ pub struct TestApp {
     pub project_id: Uuid,
     pub database_url: String,
     pub env: HashMap<String, String>,
+    /// The served process's state (its engine: retrieval index, counts).
+    pub state: AppState,
     server: tokio::task::JoinHandle<()>,
 }
 
@@ -137,6 +139,7 @@ pub async fn spawn_app_on(database_url: String, options: Options) -> TestApp {
         project_id: done.project.id,
         database_url,
         env,
+        state,
         server,
     }
 }
@@ -181,6 +184,7 @@ impl TestApp {
             project_id: self.project_id,
             database_url: self.database_url.clone(),
             env,
+            state,
             server,
         }
     }

@@ -49,6 +49,7 @@ pub async fn serve_until(
     let live = state.live.clone();
     rate_limit::spawn_cleanup(state.rate_limiter.clone());
     cairn_telemetry::prom::watch_pool(state.pool.clone(), "api");
+    let engine = state.clone();
     let router = app(state);
     let mut builder = Builder::new(TokioExecutor::new());
     builder
@@ -99,6 +100,8 @@ pub async fn serve_until(
     // Live streams never finish on their own: end them, or the shutdown waits forever.
     live.close();
     graceful.shutdown().await;
+    // The counts of the last reads, before the process ends.
+    engine.retrievals.flush().await;
     Ok(())
 }
 

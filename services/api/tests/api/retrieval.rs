@@ -367,6 +367,48 @@ async fn every_search_hit_counts_a_retrieval_written_in_batches() {
     assert_eq!(count(old).await, Some(3), "three searches, three retrievals");
     // Memories no search returned are not counted.
     assert_eq!(count(routine[0]).await, None);
+    // A flush (as at shutdown) writes what is held at once, not at the next second.
+    hit_ids(&search(&app, &format!("query={}&limit=1", q(QUESTIONS[2]))).await);
+    app.state.retrievals.flush().await;
+    assert_eq!(count(old).await, Some(4), "written by the flush");
+}
+
+/// A server that shuts down writes the retrieval counts it holds before it
+/// returns, rather than leaving them to a timer that will not fire again.
+#[tokio::test]
+async fn a_shutdown_writes_the_retrieval_counts_it_holds() {
+    let app = spawn(false).await;
+    let old = seed(&app, None, app.project_id, &[(ROOT_CAUSE.to_string(), 400.0)]).await[0];
+    // A second server over the same database, with a shutdown the test controls.
+    let config = cairn_api::config::ApiConfig::from_env(&app.env).unwrap();
+    let pool = cairn_shared::db::connect(&config.store).await.unwrap();
+    let state = cairn_api::state::AppState::new(pool, config).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(cairn_api::server::serve_until(state, listener, async {
+        let _ = stopped.await;
+    }));
+    let body: Value = app
+        .client
+        .get(format!("{base}/v1/search?query={}&limit=1", q(QUESTIONS[2])))
+        .bearer_auth(&app.ingest_token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(hit_ids(&body), [old]);
+    stop.send(()).unwrap();
+    server.await.unwrap().unwrap();
+    let count: Option<i32> =
+        sqlx::query_scalar("SELECT retrieved_count FROM memory_retrievals WHERE observation_id = $1")
+            .bind(old)
+            .fetch_optional(&app.pool)
+            .await
+            .unwrap();
+    assert_eq!(count, Some(1), "written before the server returned");
 }
 
 const UNRELATED_PROMPTS: [&str; 8] = [
