@@ -12,7 +12,7 @@ use uuid::Uuid;
 use crate::{
     doc::{Attrs, Doc, Fields, Source},
     fuse,
-    gate::{Admission, Gate},
+    gate::{Admission, Gates},
     lexical::Lexical,
     query::{Hit, Mode, Query},
     semantic::Semantic,
@@ -38,7 +38,7 @@ pub type Entry = (Uuid, Source, Attrs, u64, bool);
 pub struct ProjectIndex {
     slots: Vec<Slot>,
     /// By slot, what admission reads first (`gate`).
-    gates: Vec<Gate>,
+    gates: Gates,
     by_id: HashMap<Uuid, u32>,
     lexical: Lexical,
     semantic: Semantic,
@@ -64,7 +64,7 @@ impl ProjectIndex {
         if let Some(&slot) = self.by_id.get(&doc.id) {
             let s = &mut self.slots[slot as usize];
             if s.text_hash == text_hash {
-                self.gates[slot as usize] = Gate::new(s.source, &doc.attrs);
+                self.gates.set(slot, s.source, &doc.attrs);
                 s.attrs = doc.attrs;
                 return;
             }
@@ -74,7 +74,7 @@ impl ProjectIndex {
         self.remove(doc.id);
         let slot = self.slots.len() as u32;
         self.lexical.add(slot, &doc.text);
-        self.gates.push(Gate::new(doc.source, &doc.attrs));
+        self.gates.push(doc.source, &doc.attrs);
         self.slots.push(Slot {
             id: doc.id,
             source: doc.source,
@@ -88,7 +88,7 @@ impl ProjectIndex {
     pub fn remove(&mut self, id: Uuid) {
         if let Some(slot) = self.by_id.remove(&id) {
             self.slots[slot as usize].alive = false;
-            self.gates[slot as usize].close();
+            self.gates.close(slot);
             self.lexical.remove(slot);
             self.semantic.clear(slot);
             self.dead += 1;
@@ -135,7 +135,7 @@ impl ProjectIndex {
     /// Bytes held, roughly.
     pub fn bytes(&self) -> usize {
         self.slots.capacity() * (std::mem::size_of::<Slot>() + 16)
-            + self.gates.capacity() * std::mem::size_of::<Gate>()
+            + self.gates.bytes()
             + self.by_id.capacity() * 24
             + self.lexical.bytes()
             + self.semantic.bytes()
@@ -151,9 +151,9 @@ impl ProjectIndex {
     /// could reorder at that edge).
     pub fn search(&self, q: &Query<'_>) -> Vec<Hit> {
         let excluded = self.lexical.matching(&tokenize::query_terms(q.exclude));
-        let admission = Admission::new(q);
+        let admission = Admission::new(&self.gates, q);
         let admit = |slot: u32| {
-            let admitted = admission.decide(self.gates[slot as usize]).unwrap_or_else(|| {
+            let admitted = admission.decide(slot).unwrap_or_else(|| {
                 let s = &self.slots[slot as usize];
                 s.alive && q.admits(s.source, &s.attrs)
             });
