@@ -94,9 +94,9 @@ impl Lexical {
     pub fn score(&self, terms: &[String], admit: impl Fn(u32) -> bool) -> Vec<(u32, f32, u16)> {
         let n = self.docs.max(1) as f32;
         let average = (self.total_length / self.docs.max(1) as f64).max(1.0) as f32;
-        // Dense by slot: a frequent term's postings are summed without hashing.
-        let mut scores = vec![0.0f32; self.lengths.len()];
-        let mut matched = vec![0u16; self.lengths.len()];
+        // Dense by slot: a frequent term's postings are summed without
+        // hashing; score and count side by side, one cache line a posting.
+        let mut acc = vec![(0.0f32, 0u16); self.lengths.len()];
         let mut touched = Vec::new();
         for term in terms {
             let Some(&id) = self.terms.get(term.as_str()) else {
@@ -111,17 +111,20 @@ impl Lexical {
                     continue;
                 }
                 let norm = K1 * (1.0 - B + B * length / average);
-                let score = &mut scores[p.slot as usize];
+                let (score, matched) = &mut acc[p.slot as usize];
                 if *score == 0.0 {
                     touched.push(p.slot);
                 }
                 *score += idf * p.wtf * (K1 + 1.0) / (p.wtf + norm) + f32::MIN_POSITIVE;
-                matched[p.slot as usize] += 1;
+                *matched += 1;
             }
         }
         touched
             .into_iter()
-            .map(|slot| (slot, scores[slot as usize], matched[slot as usize]))
+            .map(|slot| {
+                let (score, matched) = acc[slot as usize];
+                (slot, score, matched)
+            })
             .collect()
     }
 
