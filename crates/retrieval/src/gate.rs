@@ -117,6 +117,22 @@ mod tests {
     use super::*;
     use crate::{Filters, Mode, State};
 
+    /// A query with no text, only what admission looks at.
+    fn query(filters: &Filters, as_of: DateTime<Utc>, summaries: bool) -> Query<'_> {
+        Query {
+            project_id: Uuid::nil(),
+            text: "",
+            exclude: "",
+            vector: None,
+            filters,
+            as_of,
+            summaries,
+            mode: Mode::Hybrid,
+            want: 5,
+            lexical_weight: None,
+        }
+    }
+
     proptest! {
         /// The gate's answer, where it gives one, is the full check's.
         #[test]
@@ -163,18 +179,7 @@ mod tests {
                 true => Filters { viewer: filters.viewer, sees_all, ..Filters::default() },
                 false => filters,
             };
-            let q = Query {
-                project_id: Uuid::nil(),
-                text: "",
-                exclude: "",
-                vector: None,
-                filters: &filters,
-                as_of: now,
-                summaries,
-                mode: Mode::Hybrid,
-                want: 5,
-                lexical_weight: None,
-            };
+            let q = query(&filters, now, summaries);
             let source = if summary { Source::Summary } else { Source::Observation };
             let mut gates = Gates::default();
             gates.push(source, &attrs);
@@ -203,18 +208,7 @@ mod tests {
             private_to: None,
         };
         let filters = Filters::default();
-        let q = Query {
-            project_id: Uuid::nil(),
-            text: "",
-            exclude: "",
-            vector: None,
-            filters: &filters,
-            as_of: Utc::now(),
-            summaries: true,
-            mode: Mode::Hybrid,
-            want: 5,
-            lexical_weight: None,
-        };
+        let q = query(&filters, Utc::now(), true);
         let mut gates = Gates::default();
         gates.push(Source::Observation, &attrs);
         let private = Attrs {

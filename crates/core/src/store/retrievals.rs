@@ -15,15 +15,9 @@ pub async fn record_counts(pool: &PgPool, counts: &[(Uuid, Uuid, i32)]) -> sqlx:
     let mut counts = counts.to_vec();
     // One order for every writer: concurrent upserts of the same rows cannot deadlock.
     counts.sort_unstable_by_key(|(_, id, _)| *id);
-    let (projects, ids, ns): (Vec<Uuid>, Vec<Uuid>, Vec<i32>) = counts.into_iter().fold(
-        (vec![], vec![], vec![]),
-        |(mut p, mut i, mut n), (project, id, count)| {
-            p.push(project);
-            i.push(id);
-            n.push(count);
-            (p, i, n)
-        },
-    );
+    let projects: Vec<Uuid> = counts.iter().map(|c| c.0).collect();
+    let ids: Vec<Uuid> = counts.iter().map(|c| c.1).collect();
+    let ns: Vec<i32> = counts.iter().map(|c| c.2).collect();
     sqlx::query(
         "INSERT INTO memory_retrievals AS r (observation_id, project_id, retrieved_count, last_retrieved_at)
          SELECT o.id, o.project_id, c.n, now()

@@ -409,15 +409,7 @@ async fn streams_survive_a_redis_drop_and_resume_after_the_reconnect() {
 async fn a_shutdown_ends_open_streams_instead_of_waiting_on_them() {
     let app = spawn_app().await;
     // A second server over the same database, with a shutdown the test controls.
-    let config = cairn_api::config::ApiConfig::from_env(&app.env).unwrap();
-    let pool = cairn_shared::db::connect(&config.store).await.unwrap();
-    let state = cairn_api::state::AppState::new(pool, config).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(cairn_api::server::serve_until(state, listener, async {
-        let _ = stopped.await;
-    }));
+    let (base, stop, server) = crate::helpers::server_until_stopped(&app).await;
     let mut live = Stream::open_at(&app.client, &base, "", &app.ingest_token)
         .await
         .unwrap();

@@ -380,15 +380,7 @@ async fn a_shutdown_writes_the_retrieval_counts_it_holds() {
     let app = spawn(false).await;
     let old = seed(&app, None, app.project_id, &[(ROOT_CAUSE.to_string(), 400.0)]).await[0];
     // A second server over the same database, with a shutdown the test controls.
-    let config = cairn_api::config::ApiConfig::from_env(&app.env).unwrap();
-    let pool = cairn_shared::db::connect(&config.store).await.unwrap();
-    let state = cairn_api::state::AppState::new(pool, config).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(cairn_api::server::serve_until(state, listener, async {
-        let _ = stopped.await;
-    }));
+    let (base, stop, server) = crate::helpers::server_until_stopped(&app).await;
     let body: Value = app
         .client
         .get(format!("{base}/v1/search?query={}&limit=1", q(QUESTIONS[2])))
