@@ -116,11 +116,24 @@ pub async fn measure(replayed: &Replayed, data: &Dataset, modes: &Modes) -> anyh
                 for mode in &modes.list {
                     let param = modes.param.then_some(mode.as_str());
                     let hits = search(replayed, &session.project, question, param).await?;
+                    let found = rank(&hits, &fact.check);
+                    if std::env::var("CAIRN_RECALL_SHOW_MISSES").is_ok() && found.is_none_or(|r| r > 5) {
+                        let top: Vec<String> = hits
+                            .iter()
+                            .take(5)
+                            .map(|h| h.chars().take(110).collect::<String>().replace('\n', " "))
+                            .collect();
+                        eprintln!(
+                            "search {mode} missed {} at {found:?} ({question:?}):\n  {}",
+                            fact.id,
+                            top.join("\n  ")
+                        );
+                    }
                     ranks
                         .search
                         .entry(mode.clone())
                         .or_default()
-                        .insert((fact.id.clone(), q), rank(&hits, &fact.check));
+                        .insert((fact.id.clone(), q), found);
                 }
             }
         }

@@ -53,15 +53,23 @@ impl Auth {
                 ));
             }
         };
-        let project = projects::find_project(&state.pool, self.team_id, wanted)
-            .await?
-            .ok_or_else(not_found)?;
+        let project = match state.tokens.project(self.team_id, wanted) {
+            Some(known) => known,
+            None => {
+                let found = projects::find_project(&state.pool, self.team_id, wanted)
+                    .await?
+                    .ok_or_else(not_found)?;
+                let project = ProjectRef {
+                    team_id: found.team_id,
+                    id: found.id,
+                };
+                state.tokens.put_project(self.team_id, wanted, project);
+                project
+            }
+        };
         match self.project_id {
             Some(own) if own != project.id => Err(not_found()),
-            _ => Ok(ProjectRef {
-                team_id: project.team_id,
-                id: project.id,
-            }),
+            _ => Ok(project),
         }
     }
 

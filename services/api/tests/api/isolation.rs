@@ -396,3 +396,56 @@ async fn a_team_admin_without_superadmin_cannot_list_another_teams_projects() {
     assert_eq!(status, 200);
     assert_eq!(list["projects"][0]["slug"], "b-app");
 }
+
+#[tokio::test]
+async fn two_teams_with_a_project_of_the_same_slug_each_reach_their_own_every_time() {
+    let app = spawn_app().await;
+    let b = create_team_b(&app).await;
+    let (status, res) = app
+        .post(
+            "/v1/admin/projects",
+            Some(&app.admin_token),
+            &json!({"teamId": b.team_id, "slug": "default"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{res}");
+    for (token, content) in [
+        (&app.ingest_token, "Team A keeps its invoices in euros."),
+        (&b.token, "Team B keeps its invoices in yen."),
+    ] {
+        let (status, res) = app
+            .post(
+                "/v1/memories",
+                Some(token),
+                &json!({"projectId": "default", "content": content}),
+            )
+            .await;
+        assert_eq!(status, 201, "{res}");
+    }
+    // Twice each, interleaved: the second lookup of a name is the remembered one.
+    for _ in 0..2 {
+        for (token, own, other) in [(&app.admin_token, "euros", "yen"), (&b.token, "yen", "euros")] {
+            let (status, res) = app
+                .get(
+                    "/v1/search?project=default&query=invoices&mode=fulltext",
+                    Some(token),
+                )
+                .await;
+            assert_eq!(status, 200, "{res}");
+            let text = res["results"].to_string();
+            assert!(text.contains(own) && !text.contains(other), "{res}");
+        }
+        // Team A's token naming team B's project by id is still refused.
+        let (status, res) = app
+            .get(
+                &format!("/v1/search?project={}&query=invoices", b.project_id),
+                Some(&app.admin_token),
+            )
+            .await;
+        assert_eq!(
+            (status, res["error"]["code"].as_str()),
+            (404, Some("project_not_found")),
+            "{res}"
+        );
+    }
+}
