@@ -17,7 +17,7 @@ pub struct EmbedConfig {
     /// The local model's files (`config.json`, `model.safetensors`, `tokenizer.json`).
     pub model_dir: PathBuf,
     /// The local model's arithmetic: `int8` where the CPU has AVX-512 VNNI
-    /// (else f32), or `f32` always.
+    /// or AVX2 (else f32), or `f32` always.
     pub precision: Precision,
     /// OpenAI-compatible API root, e.g. `https://api.openai.com/v1`.
     pub base_url: Option<String>,
