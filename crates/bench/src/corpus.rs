@@ -1,8 +1,10 @@
 //! A synthetic corpus of developer memories at any size: a seeded
 //! vocabulary (words, identifiers, paths, error codes, libraries), sentence
-//! templates, and rows written by multi-row `INSERT … SELECT FROM unnest`
-//! with vectors that are a few really embedded title sentences plus noise.
-//! Used by `search_scale` (a million memories) and the recall benchmark's
+//! templates, and rows written by multi-row `INSERT … SELECT FROM unnest`.
+//! A note's vector is either its title's (one of a few really embedded
+//! title sentences) plus noise, or the embedding of its own text
+//! (`note_vectors`, cached on disk: ~60 ms of CPU a note to make). Each
+//! project holds the same notes (note k drawn from its own seed). Used by `search_scale` (a million memories) and the recall benchmark's
 //! scale variant (the same questions after N newer memories).
 
 use std::sync::{
@@ -17,6 +19,8 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use tokio::task::JoinSet;
 use uuid::Uuid;
+
+use crate::note_vectors::NoteVectors;
 
 pub const DIMS: usize = cairn_embed::DIMS;
 
@@ -379,8 +383,14 @@ pub struct Corpus {
     pub team: Uuid,
     pub model: String,
     pub noise: f32,
+    /// Each note's vector the embedding of its own text, instead of its
+    /// title's vector plus noise (titles repeat either way; the rest of a
+    /// note is its own).
+    pub own: Option<Arc<NoteVectors>>,
     /// Memories besides the needles.
     pub n: usize,
+    /// Each project's first note (its earlier notes were seeded before).
+    pub first: usize,
     /// The newest memory's time; the oldest is `span_days` before it.
     pub t0: DateTime<Utc>,
     pub span_days: f64,
@@ -417,49 +427,114 @@ pub const INSERT_VECTORS: &str =
      SELECT id, p, $3, $5::int, ($4::real[])[((i - 1) * $5::int + 1)::int : (i * $5::int)::int]
      FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS u(id, p, i)";
 
+/// One corpus note, the same in every project.
+pub struct Note {
+    pub kind: &'static str,
+    pub title: String,
+    title_index: usize,
+    pub subtitle: String,
+    pub facts: Vec<String>,
+    pub narrative: String,
+    pub concepts: Vec<&'static str>,
+    pub read: Vec<String>,
+    pub modified: Vec<String>,
+}
+
+impl Note {
+    /// The text Cairn embeds for an observation: title, subtitle, facts,
+    /// narrative, one a line (`store::embeddings::missing`).
+    pub fn text(&self) -> String {
+        [
+            self.title.as_str(),
+            self.subtitle.as_str(),
+            &self.facts.join("\n"),
+            self.narrative.as_str(),
+        ]
+        .join("\n")
+    }
+}
+
 impl Corpus {
-    /// Rows `lo..hi` of the corpus (row g: project g mod P, created from
-    /// `span_days` before `t0` (g = 0) to `t0`).
-    pub fn batch(&self, lo: usize, hi: usize) -> Batch {
-        let mut rng = Rng(0xC0FFEE ^ (lo as u64).wrapping_mul(0x9E37_79B9));
+    /// Projects the rows are dealt to.
+    fn p(&self) -> usize {
+        self.projects.len().max(1)
+    }
+
+    /// Note `k` of each project, drawn from its own seed (with `rng` after).
+    fn note(&self, k: usize) -> (Note, Rng) {
+        let mut rng = Rng(0xC0FFEE ^ (k as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let v = &self.vocab;
+        let title_index = rng.below(self.titles.len());
+        let title = self.titles[title_index].clone();
+        let kind = *rng.pick(KINDS);
+        let subtitle = format!(
+            "{} {} in {}",
+            rng.pick(&v.words),
+            rng.pick(&v.words),
+            rng.pick(&v.idents)
+        );
+        let facts = (0..1 + rng.below(3)).map(|_| v.sentence(&mut rng)).collect();
+        let narrative: Vec<String> = (0..2 + rng.below(3)).map(|_| v.sentence(&mut rng)).collect();
+        let concepts = (0..1 + rng.below(2)).map(|_| *rng.pick(CONCEPTS)).collect();
+        let read = (0..1 + rng.below(3))
+            .map(|_| rng.pick(&v.paths).clone())
+            .collect();
+        let modified = (0..rng.below(3)).map(|_| rng.pick(&v.paths).clone()).collect();
+        let note = Note {
+            kind,
+            title,
+            title_index,
+            subtitle,
+            facts,
+            narrative: narrative.join(". ") + ".",
+            concepts,
+            read,
+            modified,
+        };
+        (note, rng)
+    }
+
+    /// The texts of every note the rows hold (each project's notes
+    /// `first..first + n / P`), to embed before seeding with `own` vectors.
+    pub fn note_texts(&self) -> Vec<String> {
+        (self.first..self.first + self.n.div_ceil(self.p()))
+            .map(|k| self.note(k).0.text())
+            .collect()
+    }
+
+    /// Rows `lo..hi` of the corpus (row g: project g mod P, note
+    /// `first + g / P`, created from `span_days` before `t0` (g = 0) to `t0`).
+    pub fn batch(&self, lo: usize, hi: usize) -> Batch {
         let mut b = Batch::default();
         let span = self.span_days * 86_400.0;
         let amplitude = self.noise / (DIMS as f32).sqrt() * 3f32.sqrt();
         for g in lo..hi {
-            let title = rng.below(self.titles.len());
+            let (note, mut rng) = self.note(self.first + g / self.p());
             b.ids.push(Uuid::now_v7());
-            b.projects.push(self.projects[g % self.projects.len()]);
-            b.kinds.push(rng.pick(KINDS).to_string());
-            b.titles.push(self.titles[title].clone());
-            b.subtitles.push(format!(
-                "{} {} in {}",
-                rng.pick(&v.words),
-                rng.pick(&v.words),
-                rng.pick(&v.idents)
-            ));
-            let facts: Vec<String> = (0..1 + rng.below(3)).map(|_| v.sentence(&mut rng)).collect();
-            b.facts.push(facts.join("\n"));
-            let narrative: Vec<String> = (0..2 + rng.below(3)).map(|_| v.sentence(&mut rng)).collect();
-            b.narratives.push(narrative.join(". ") + ".");
-            let concepts: Vec<&str> = (0..1 + rng.below(2)).map(|_| *rng.pick(CONCEPTS)).collect();
-            b.concepts.push(concepts.join(" "));
-            let read: Vec<&str> = (0..1 + rng.below(3))
-                .map(|_| rng.pick(&v.paths).as_str())
-                .collect();
-            b.files_read.push(read.join(" "));
-            let modified: Vec<&str> = (0..rng.below(3)).map(|_| rng.pick(&v.paths).as_str()).collect();
-            b.files_modified.push(modified.join(" "));
+            b.projects.push(self.projects[g % self.p()]);
+            b.kinds.push(note.kind.to_string());
+            let at = b.vectors.len();
+            match &self.own {
+                Some(own) => b.vectors.extend_from_slice(own.get(&note.text())),
+                None => {
+                    b.vectors.extend(
+                        self.vectors[note.title_index]
+                            .iter()
+                            .map(|x| x + (rng.unit() * 2.0 - 1.0) * amplitude),
+                    );
+                    cairn_embed::normalise(&mut b.vectors[at..]);
+                }
+            }
+            b.titles.push(note.title);
+            b.subtitles.push(note.subtitle);
+            b.facts.push(note.facts.join("\n"));
+            b.narratives.push(note.narrative);
+            b.concepts.push(note.concepts.join(" "));
+            b.files_read.push(note.read.join(" "));
+            b.files_modified.push(note.modified.join(" "));
             let age = span * (1.0 - g as f64 / self.n as f64);
             b.created
                 .push(self.t0 - chrono::Duration::milliseconds((age * 1000.0) as i64));
-            let at = b.vectors.len();
-            b.vectors.extend(
-                self.vectors[title]
-                    .iter()
-                    .map(|x| x + (rng.unit() * 2.0 - 1.0) * amplitude),
-            );
-            cairn_embed::normalise(&mut b.vectors[at..]);
         }
         b
     }
@@ -527,4 +602,61 @@ pub async fn seed_corpus(pool: &PgPool, corpus: Arc<Corpus>, batch: usize) -> an
         done??;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn corpus(projects: usize, first: usize, n: usize) -> Corpus {
+        let vocab = Vocab::new();
+        let titles = vocab.pool_texts(20);
+        let vectors = (0..titles.len())
+            .map(|i| {
+                let mut v = vec![0.0; DIMS];
+                v[i] = 1.0;
+                v
+            })
+            .collect();
+        Corpus {
+            vocab,
+            titles,
+            vectors,
+            projects: (0..projects).map(|_| Uuid::now_v7()).collect(),
+            team: Uuid::now_v7(),
+            model: "m".into(),
+            noise: 0.3,
+            own: None,
+            n,
+            first,
+            t0: Utc::now(),
+            span_days: 1.0,
+        }
+    }
+
+    fn text(b: &Batch, row: usize) -> String {
+        [
+            &b.titles[row],
+            &b.subtitles[row],
+            &b.facts[row],
+            &b.narratives[row],
+        ]
+        .map(String::as_str)
+        .join("\n")
+    }
+
+    #[test]
+    fn every_row_is_a_note_whose_text_was_listed_and_each_project_holds_the_same_notes() {
+        let c = corpus(3, 5, 8);
+        let texts = c.note_texts();
+        assert_eq!(texts.len(), 3, "notes 5, 6 and 7 of each project");
+        let b = c.batch(0, 8);
+        for row in 0..8 {
+            assert_eq!(text(&b, row), texts[row / 3], "row {row}");
+            assert_eq!(b.projects[row], c.projects[row % 3]);
+        }
+        // A later step continues where the earlier one stopped.
+        let earlier = corpus(3, 0, 24);
+        assert_eq!(earlier.note_texts()[5..8], texts[..]);
+    }
 }

@@ -45,6 +45,7 @@ mod tests {
 
 /// A synthetic corpus of memories at any size (`search_scale`, recall at scale).
 pub mod corpus;
+pub mod note_vectors;
 /// The recall benchmark: planted facts, retention and retrieval (`src/bin/recall.rs`).
 pub mod recall;
 /// The synthetic Claude Code workload of the prompt and economy benchmarks.

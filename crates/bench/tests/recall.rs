@@ -20,9 +20,15 @@ async fn small_profile_holds_the_baseline() {
         (baseline.profile.as_str(), baseline.set.as_str()),
         ("small", "eval")
     );
-    let run = recall::run(&dir, Profile::Small, &[Set::Eval], &[])
-        .await
-        .expect("the recall run");
+    let run = recall::run(
+        &dir,
+        Profile::Small,
+        &[Set::Eval],
+        &[],
+        recall::scale::Vectors::Own,
+    )
+    .await
+    .expect("the recall run");
     print!("{}", report::table(&run));
     let eval = &run.sets["eval"];
     assert!(

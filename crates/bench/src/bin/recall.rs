@@ -45,6 +45,11 @@ struct Args {
     /// Needs the embedding model.
     #[arg(long)]
     scale: Vec<usize>,
+    /// The newer memories' vectors: `own` (each note's text embedded, as a
+    /// real memory's; cached on disk after the first run) or `titles` (one of
+    /// 200 embedded titles plus noise, the corpus of reports before 2026-11-29).
+    #[arg(long, value_enum, default_value = "own")]
+    scale_vectors: recall::scale::Vectors,
 }
 
 #[tokio::main]
@@ -61,7 +66,7 @@ async fn main() -> anyhow::Result<()> {
     };
     let dir = args.data.unwrap_or_else(recall::data_dir);
     let started = std::time::Instant::now();
-    let report = recall::run(&dir, profile, &sets, &args.scale).await?;
+    let report = recall::run(&dir, profile, &sets, &args.scale, args.scale_vectors).await?;
     print!("{}", report::table(&report));
     println!("elapsed {:.1} s", started.elapsed().as_secs_f64());
     if let Some(path) = &args.out {

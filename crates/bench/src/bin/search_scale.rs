@@ -210,7 +210,9 @@ async fn run(args: &Args, app: &mut TestApp, model_dir: &std::path::Path) -> any
         team: app.team_id,
         model: model.clone(),
         noise: args.noise,
+        own: None,
         n: args.total - NEEDLES,
+        first: 0,
         t0: Utc::now(),
         span_days: 360.0,
     });

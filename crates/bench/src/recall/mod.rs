@@ -64,7 +64,13 @@ pub fn load(dir: &Path, profile: Profile, sets: &[Set]) -> anyhow::Result<Datase
 }
 
 /// Replays `profile`'s sessions of `sets` and measures them.
-pub async fn run(dir: &Path, profile: Profile, sets: &[Set], scale: &[usize]) -> anyhow::Result<Report> {
+pub async fn run(
+    dir: &Path,
+    profile: Profile,
+    sets: &[Set],
+    scale: &[usize],
+    scale_vectors: scale::Vectors,
+) -> anyhow::Result<Report> {
     let data = load(dir, profile, sets)?;
     let mut replayed = replay::replay(&data).await.context("replaying the sessions")?;
     let unembedded = replayed.complete_vectors().await?;
@@ -108,7 +114,7 @@ pub async fn run(dir: &Path, profile: Profile, sets: &[Set], scale: &[usize]) ->
     };
     let mut at_scale = Vec::new();
     if !scale.is_empty() {
-        let mut newer = scale::Newer::new().await?;
+        let mut newer = scale::Newer::new(scale_vectors).await?;
         for &n in scale {
             newer.grow_to(&replayed, n).await?;
             let ranks = retrieval::measure(&replayed, &data, &modes).await?;

@@ -1,9 +1,14 @@
 //! The scale variant: after the first measurement, each project gets N
 //! newer memories (routine developer notes from `crate::corpus`: the same
-//! vocabulary of identifiers, paths and error codes a team writes, a few
-//! hundred title sentences embedded for real, each memory its title's
-//! vector plus noise), and the same questions are asked again. A memory
-//! that can only be found among the newest N is lost here.
+//! vocabulary of identifiers, paths and error codes a team writes), and the
+//! same questions are asked again. A memory that can only be found among
+//! the newest N is lost here.
+//!
+//! Each note's vector is, by default, the embedding of its own text, as a
+//! real memory's is (`Vectors::Own`; embedded once, then read from a cache
+//! file). `Vectors::Titles` is the cheaper corpus of earlier reports: 200
+//! title sentences embedded, each note one of them as its title and that
+//! title's vector plus noise, so ~1 in 200 notes are near-copies.
 
 use std::{sync::Arc, time::Instant};
 
@@ -13,6 +18,16 @@ use chrono::Utc;
 
 use super::replay::Replayed;
 use crate::corpus::{Corpus, Vocab, seed_corpus};
+use crate::note_vectors::NoteVectors;
+
+/// Where the corpus notes' vectors come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Vectors {
+    /// Each note's own text, embedded.
+    Own,
+    /// Each note's title's vector (one of 200) plus noise.
+    Titles,
+}
 
 /// Distinct title sentences embedded for the corpus.
 const TITLES: usize = 200;
@@ -23,6 +38,8 @@ const BATCH: usize = 2_000;
 
 /// The corpus's vocabulary and embedded titles, made once for every step.
 pub struct Newer {
+    kind: Vectors,
+    embedder: Embedder,
     vocab: Vocab,
     titles: Vec<String>,
     vectors: Vec<Vec<f32>>,
@@ -33,7 +50,7 @@ pub struct Newer {
 
 impl Newer {
     /// Embeds the title sentences with the local model (the scale variant needs it).
-    pub async fn new() -> anyhow::Result<Self> {
+    pub async fn new(kind: Vectors) -> anyhow::Result<Self> {
         let dir = cairn_embed::model_dir();
         let embedder = Embedder::local(&dir).context("the scale variant embeds its corpus's titles")?;
         let vocab = Vocab::new();
@@ -42,11 +59,14 @@ impl Newer {
         for chunk in titles.chunks(64) {
             vectors.extend(embedder.embed(chunk.to_vec()).await?);
         }
+        let model_name = embedder.model().to_string();
         Ok(Self {
+            kind,
+            embedder,
             vocab,
             titles,
             vectors,
-            model: embedder.model().to_string(),
+            model: model_name,
             added: 0,
         })
     }
@@ -60,7 +80,7 @@ impl Newer {
         }
         let projects: Vec<uuid::Uuid> = replayed.projects.values().copied().collect();
         let started = Instant::now();
-        let corpus = Arc::new(Corpus {
+        let mut corpus = Corpus {
             vocab: self.vocab.clone(),
             titles: self.titles.clone(),
             vectors: self.vectors.clone(),
@@ -68,19 +88,26 @@ impl Newer {
             team: replayed.app.team_id,
             model: self.model.clone(),
             noise: NOISE,
+            own: None,
             n: more * projects.len(),
+            first: self.added,
             t0: Utc::now(),
             // Spread over the last minute: newer than every fact, none in the future.
             span_days: 60.0 / 86_400.0,
-        });
-        seed_corpus(&replayed.app.pool, corpus, BATCH).await?;
+        };
+        if self.kind == Vectors::Own {
+            let texts = corpus.note_texts();
+            corpus.own = Some(Arc::new(NoteVectors::of(&self.embedder, &texts).await?));
+        }
+        seed_corpus(&replayed.app.pool, Arc::new(corpus), BATCH).await?;
         self.added = per_project;
         for project in &projects {
             self.wait_indexed(replayed, *project).await?;
         }
         eprintln!(
-            "scale: {per_project} newer memories in each of {} projects, seeded and indexed in {:.1} s",
+            "scale: {per_project} newer memories in each of {} projects ({:?} vectors), seeded and indexed in {:.1} s",
             projects.len(),
+            self.kind,
             started.elapsed().as_secs_f64()
         );
         Ok(())
