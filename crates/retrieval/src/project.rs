@@ -177,19 +177,20 @@ impl ProjectIndex {
         let lexical_max = (weight > 0.0 && weight < 1.0).then(|| self.lexical.max_score(&terms));
         let semantic = match (semantic_on, q.vector) {
             (true, Some(v)) => {
+                let probe = self.semantic.probe(v);
                 let size = SEMANTIC_POOL.max(q.want.saturating_mul(4));
-                let mut pool = self.semantic.top(v, size, admit);
+                let mut pool = self.semantic.top_of(&probe, size, admit);
                 let mut pooled = vec![false; self.slots.len()];
                 pool.iter().for_each(|(slot, _)| pooled[*slot as usize] = true);
                 if let Some(max) = lexical_max.filter(|m| *m > 0.0) {
-                    self.keep_could_rank_hybrid(q, v, &pool, size, &pooled, weight, max, &mut matched);
+                    self.keep_could_rank_hybrid(q, &probe, &pool, size, &pooled, weight, max, &mut matched);
                 }
                 let rest: Vec<u32> = matched
                     .iter()
                     .map(|(slot, _, _)| *slot)
                     .filter(|slot| !pooled[*slot as usize])
                     .collect();
-                pool.extend(self.semantic.cosines(v, &rest));
+                pool.extend(self.semantic.similarities(&probe, &rest));
                 pool
             }
             _ => vec![],
@@ -224,9 +225,13 @@ impl ProjectIndex {
                 (r.0, r.2) = (*s, *n);
             }
         }
-        for (slot, s) in &semantic {
-            if let Some(r) = raw.get_mut(slot) {
-                r.1 = *s;
+        // Gates read the plain cosine, not the similarity ranked by.
+        if let (true, Some(v)) = (semantic_on, q.vector) {
+            let kept: Vec<u32> = hits.iter().map(|(slot, _)| *slot).collect();
+            for (slot, cosine) in self.semantic.cosines(v, &kept) {
+                if let Some(r) = raw.get_mut(&slot) {
+                    r.1 = cosine;
+                }
             }
         }
         hits.into_iter()
@@ -305,7 +310,7 @@ impl ProjectIndex {
     fn keep_could_rank_hybrid(
         &self,
         q: &Query<'_>,
-        vector: &[f32],
+        probe: &crate::semantic::Probe,
         pool: &[(u32, f32)],
         size: usize,
         pooled: &[bool],
@@ -333,7 +338,7 @@ impl ProjectIndex {
         let top = q.want.min(rest.len());
         rest.select_nth_unstable_by(top - 1, |a, b| b.1.total_cmp(&a.1));
         let best: Vec<u32> = rest[..top].iter().map(|(slot, _)| *slot).collect();
-        let cosines = self.semantic.cosines(vector, &best);
+        let cosines = self.semantic.similarities(probe, &best);
         let mut known: Vec<f64> = pool
             .iter()
             .map(|(slot, c)| fuse::semantic_norm(*c) as f64 * (1.0 - weight) as f64 * self.factor(*slot, q))
@@ -408,13 +413,16 @@ mod tests {
             .collect();
         let (pool, weight, max) = match q.vector {
             Some(v) => {
-                let mut pool = index.semantic.top(v, SEMANTIC_POOL.max(q.want * 4), admit);
+                let probe = index.semantic.probe(v);
+                let mut pool = index
+                    .semantic
+                    .top_of(&probe, SEMANTIC_POOL.max(q.want * 4), admit);
                 let rest: Vec<u32> = lexical
                     .iter()
                     .map(|(slot, _)| *slot)
                     .filter(|slot| !pool.iter().any(|(p, _)| p == slot))
                     .collect();
-                pool.extend(index.semantic.cosines(v, &rest));
+                pool.extend(index.semantic.similarities(&probe, &rest));
                 (
                     pool,
                     q.lexical_weight.unwrap(),

@@ -142,8 +142,13 @@ async fn an_old_root_cause_is_found_among_2500_newer_routine_notes_by_every_ques
     // Each arm alone reaches it too: by its rare words, and by meaning.
     let words = hit_ids(&search(&app, "query=registry-creds&limit=5&mode=fulltext").await);
     assert_eq!(words.first(), Some(&old));
-    let meaning = hit_ids(&search(&app, &format!("query={}&limit=5&mode=vector", q(QUESTIONS[1]))).await);
-    assert!(meaning.contains(&old), "vector: {meaning:?}");
+    // By meaning alone, by the questions whose words are not the routine
+    // notes' own ("why did the deploy pipeline fail" is not: 2,500 notes
+    // discount their common direction by 0.23, and it takes 0.4).
+    for question in &QUESTIONS[1..] {
+        let meaning = hit_ids(&search(&app, &format!("query={}&limit=5&mode=vector", q(question))).await);
+        assert!(meaning.contains(&old), "vector, {question:?}: {meaning:?}");
+    }
     // And every match of a common word is reachable by paging: none is cut.
     let mut seen = 0;
     let mut cursor: Option<String> = None;
