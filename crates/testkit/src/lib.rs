@@ -2,6 +2,7 @@
 //! `spawn_app()` is a real cairn-api on a free port, over its own fresh
 //! Postgres database and the local Redis, with bootstrap tokens.
 
+pub mod deploy_story;
 pub mod oidc;
 pub mod standby;
 

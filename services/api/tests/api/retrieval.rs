@@ -7,30 +7,12 @@
 use std::{path::PathBuf, time::Duration};
 
 use cairn_embed::Embedder;
+use cairn_testkit::deploy_story::{QUESTIONS, ROOT_CAUSE, routine_note};
 use chrono::Utc;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::helpers::{Options, TestApp, hit_ids, model_dir, search, spawn_app_with};
-
-const ROOT_CAUSE: &str = "The deploy pipeline failed because the Kubernetes secret registry-creds had expired; \
-                          rotated it with scripts/rotate-registry.sh.";
-const QUESTIONS: [&str; 3] = [
-    "why did the deploy pipeline fail",
-    "credentials for the container registry ran out",
-    "expired kubernetes secret",
-];
-/// Routine notes about the same pipeline (none about credentials or failures).
-const ROUTINE: [&str; 8] = [
-    "Deploy pipeline run {n}: deployed build {n} to staging; all checks green.",
-    "Promoted build {n} through the deploy pipeline to production after smoke tests.",
-    "Deploy pipeline {n}: bumped the image tag and redeployed the web service.",
-    "Routine deploy {n}: pipeline finished in 7 minutes, canary looked healthy.",
-    "Updated deploy/pipeline.yaml step {n} to cache node_modules between runs.",
-    "Deploy pipeline run {n} rolled out the worker service to two regions.",
-    "Pipeline {n}: deploy of the API went out behind a feature flag.",
-    "Deployed hotfix {n} with the usual pipeline; no incidents.",
-];
 
 async fn spawn(embeddings: bool) -> TestApp {
     let (provider, dir) = match embeddings {
@@ -110,7 +92,7 @@ async fn seed(
 fn routine(n: usize) -> Vec<(String, f64)> {
     (0..n)
         .map(|i| {
-            let text = ROUTINE[i % ROUTINE.len()].replace("{n}", &(i % 40).to_string());
+            let text = routine_note(i);
             // Newer than the root cause (400 days old): from 300 days ago to now.
             (text, 300.0 * (1.0 - i as f64 / n as f64))
         })
