@@ -586,6 +586,10 @@ mod tests {
             churned.set(i as u32, v);
         }
         assert_eq!(churned.len(), direct.len());
+        // A zero vector over a vector leaves none.
+        churned.set(fact + 2, &other);
+        churned.set(fact + 2, &[0.0; 16]);
+        assert_eq!((churned.len(), churned.has(fact + 2)), (direct.len(), false));
         let (a, b) = (direct.probe(&q), churned.probe(&q));
         assert!((a.offset - b.offset).abs() < 1e-4, "{} vs {}", a.offset, b.offset);
         assert_eq!(a.q, b.q);
