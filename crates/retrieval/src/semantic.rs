@@ -349,13 +349,15 @@ impl Semantic {
     }
 
     /// The `n` slots most similar to `query` among those with a vector that
-    /// `admit` accepts and that reach `MIN_SIMILARITY`, unordered. Every
-    /// vector is compared; only the best `n` are kept.
-    pub fn top(&self, query: &[f32], n: usize, admit: impl Fn(u32) -> bool) -> Vec<(u32, f32)> {
+    /// `admit` accepts, by plain cosine (the tests' view of `top_of`).
+    #[cfg(test)]
+    fn top(&self, query: &[f32], n: usize, admit: impl Fn(u32) -> bool) -> Vec<(u32, f32)> {
         self.top_of(&Probe::plain(query), n, admit)
     }
 
-    /// [`Semantic::top`] by the probe's similarity.
+    /// The `n` slots most similar to the probe among those with a vector
+    /// that `admit` accepts and that reach `MIN_SIMILARITY`, unordered.
+    /// Every vector is compared; only the best `n` are kept.
     pub fn top_of(&self, probe: &Probe, n: usize, admit: impl Fn(u32) -> bool) -> Vec<(u32, f32)> {
         if probe.q.len() != self.dims || self.dims == 0 || n == 0 {
             return vec![];

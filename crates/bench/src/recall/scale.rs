@@ -8,7 +8,8 @@
 //! real memory's is (`Vectors::Own`; embedded once, then read from a cache
 //! file). `Vectors::Titles` is the cheaper corpus of earlier reports: 200
 //! title sentences embedded, each note one of them as its title and that
-//! title's vector plus noise, so ~1 in 200 notes are near-copies.
+//! title's vector plus noise, so each vector is shared, near enough, by
+//! 1 in 200 notes.
 
 use std::{sync::Arc, time::Instant};
 
@@ -43,7 +44,6 @@ pub struct Newer {
     vocab: Vocab,
     titles: Vec<String>,
     vectors: Vec<Vec<f32>>,
-    model: String,
     /// Memories each project holds from earlier steps.
     added: usize,
 }
@@ -59,14 +59,12 @@ impl Newer {
         for chunk in titles.chunks(64) {
             vectors.extend(embedder.embed(chunk.to_vec()).await?);
         }
-        let model_name = embedder.model().to_string();
         Ok(Self {
             kind,
             embedder,
             vocab,
             titles,
             vectors,
-            model: model_name,
             added: 0,
         })
     }
@@ -86,7 +84,7 @@ impl Newer {
             vectors: self.vectors.clone(),
             projects: projects.clone(),
             team: replayed.app.team_id,
-            model: self.model.clone(),
+            model: self.embedder.model().to_string(),
             noise: NOISE,
             own: None,
             n: more * projects.len(),
