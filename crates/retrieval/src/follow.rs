@@ -71,18 +71,25 @@ pub(crate) async fn build(engine: &Engine, project_id: Uuid) -> anyhow::Result<(
     Ok((index, horizon))
 }
 
+/// Applies one read of the feed. Deletions go first: docs and vectors are
+/// read as they stand now, so a vector deleted and written again within the
+/// read (re-embedded, or its model changed back) must end up set.
 fn apply(index: &mut ProjectIndex, docs: Vec<Doc>, vectors: Vec<Vector>, deletions: Vec<Deletion>) {
+    for d in deletions {
+        forget(index, &d);
+    }
     for doc in docs {
         index.upsert(doc);
     }
     for v in vectors {
         index.set_vector(v.id, &v.embedding);
     }
-    for d in deletions {
-        match d.what.as_str() {
-            "observation_vector" | "summary_vector" => index.clear_vector(d.id),
-            _ => index.remove(d.id),
-        }
+}
+
+fn forget(index: &mut ProjectIndex, d: &Deletion) {
+    match d.what.as_str() {
+        "observation_vector" | "summary_vector" => index.clear_vector(d.id),
+        _ => index.remove(d.id),
     }
 }
 
@@ -143,6 +150,13 @@ impl Follower {
             let deletions = store::deletions(pool, cursor, None).await?;
             let projects = engine.projects.read().expect("lock");
             let mut touched = HashSet::new();
+            // Deletions first, as in `apply`.
+            for d in &deletions {
+                if let Some(index) = projects.get(&d.project_id) {
+                    forget(&mut index.write().expect("lock"), d);
+                    touched.insert(d.project_id);
+                }
+            }
             for (project_id, doc) in docs {
                 if let Some(index) = projects.get(&project_id) {
                     index.write().expect("lock").upsert(doc);
@@ -152,13 +166,6 @@ impl Follower {
             for v in vectors {
                 if let Some(index) = projects.get(&v.project_id) {
                     index.write().expect("lock").set_vector(v.id, &v.embedding);
-                }
-            }
-            for d in deletions {
-                let project_id = d.project_id;
-                if let Some(index) = projects.get(&project_id) {
-                    apply(&mut index.write().expect("lock"), vec![], vec![], vec![d]);
-                    touched.insert(project_id);
                 }
             }
             for id in touched {

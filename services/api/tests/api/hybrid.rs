@@ -334,7 +334,9 @@ async fn vector_hits_of_another_model_are_ignored() {
         .observation(&app, app.project_id, "bugfix", LINKER.0, LINKER.1, at)
         .await;
     let q = "query=why%20did%20yesterday%27s%20CI%20job%20crash&mode=vector";
-    // The search runs before any of its vectors is cached (search/vector_cache.rs).
+    // The index is built with the vector first; each change of model below
+    // must then reach it through the feed (migration 0032), in both directions.
+    assert_eq!(found(&app, q).await, [linker]);
     let ours: String = sqlx::query_scalar("SELECT model FROM observation_embeddings")
         .fetch_one(&app.pool)
         .await
