@@ -5,7 +5,8 @@
 //!
 //! Two arms over every memory of a project, whatever its age: words, by
 //! BM25F over a code-aware tokenisation (`lexical`, `tokenize`), and
-//! meaning, by an exact scan of every vector (`semantic`); fused by a
+//! meaning, by a scan of every vector (`semantic`: exact, or by signs first
+//! in a large project); fused by a
 //! convex combination of normalised scores (`fuse`); both arms admit a
 //! memory through the same check (`query`, answered from a dense `gate`
 //! by slot where it can be). The index lives in

@@ -298,7 +298,9 @@ impl ProjectIndex {
     /// those outside it that could still be among the `want` best; the
     /// others' cosines are never computed.
     ///
-    /// Exact, not a heuristic: a match outside the pool has a cosine at most
+    /// Exact where the semantic arm is (a project scanned by its signs
+    /// first may hold a vector outside the pool above the pool's lowest; the
+    /// bench measures how rarely): a match outside the pool has a cosine at most
     /// the pool's lowest (the pool is the arm's best `size`; when it is not
     /// full, every other vector is below `MIN_SIMILARITY` and counts 0), so
     /// its final score is at most `(w·lexical + (1−w)·that) × its factor`.
