@@ -307,8 +307,14 @@ mod simd {
     #[target_feature(enable = "avx512f")]
     fn sum4(a: [__m512i; 4]) -> __m128i {
         // Per 128-bit lane: [a0₀+a0₂, a1₀+a1₂, a0₁+a0₃, a1₁+a1₃], and so for a2, a3.
-        let a01 = _mm512_add_epi32(_mm512_unpacklo_epi32(a[0], a[1]), _mm512_unpackhi_epi32(a[0], a[1]));
-        let a23 = _mm512_add_epi32(_mm512_unpacklo_epi32(a[2], a[3]), _mm512_unpackhi_epi32(a[2], a[3]));
+        let a01 = _mm512_add_epi32(
+            _mm512_unpacklo_epi32(a[0], a[1]),
+            _mm512_unpackhi_epi32(a[0], a[1]),
+        );
+        let a23 = _mm512_add_epi32(
+            _mm512_unpacklo_epi32(a[2], a[3]),
+            _mm512_unpackhi_epi32(a[2], a[3]),
+        );
         // Per 128-bit lane: each vector's share of it, in order.
         let b = _mm512_add_epi32(_mm512_unpacklo_epi64(a01, a23), _mm512_unpackhi_epi64(a01, a23));
         let c = _mm256_add_epi32(_mm512_castsi512_si256(b), _mm512_extracti64x4_epi64::<1>(b));
