@@ -217,8 +217,8 @@ fn prefetch(bytes: &[i8]) {
     let _ = bytes;
 }
 
-/// `q` · `row`, a stored row (`dots` for one row: the scan's loop, five
-/// times faster a row than `dot`'s).
+/// `q` · `row`, a stored row: `dots` for one row, so the scan's
+/// `vpdpbusd` loop where the CPU has it.
 fn dot_row(q: &[i8], row: &[i8]) -> i32 {
     let mut sum = 0;
     dots(q, row, std::slice::from_mut(&mut sum));
