@@ -8,7 +8,7 @@
 //! (the hybrid pool), and p50 time of either scan.
 //!
 //! `cargo run --release -p cairn-bench --example sketch_recall [-- 20000 100000]`
-//! (the first run embeds the sentences: ~10 minutes on 2 cores).
+//! (the first run embeds the sentences: about 4 minutes on 2 cores).
 
 use std::time::Instant;
 
