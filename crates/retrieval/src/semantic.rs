@@ -20,8 +20,8 @@
 //! still looked at, and a similarity returned is the exact one; what can
 //! be missed is a vector whose signs differ from the query's more than the
 //! nearest sixteenth's do. On 100,000 real sentence vectors this kept
-//! 100 % of the exact top 20 and 99.1 % of the top 400, in 0.8 ms against
-//! 1.7 (bench/README.md, "Signs first").
+//! 100 % of the exact top 20 and 99.1 % of the top 400, in 0.8–1.3 ms
+//! against 1.7–2.4 (bench/README.md, "Signs first").
 //!
 //! A query is compared relative to the project's common direction (the mean
 //! of its vectors, `μ`): a memory's similarity is `cos(q, d) − λ·μ·(d − q)`.
