@@ -16,7 +16,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::semantic::MIN_SIMILARITY;
+use crate::{scratch::Stamped, semantic::MIN_SIMILARITY};
 
 /// Weight of the lexical arm in hybrid mode (the semantic arm has the rest).
 /// Tuned on the dev half of the public set (bench/public_set.sh --tune):
@@ -62,26 +62,30 @@ pub fn combine(
         true => semantic_norm(s),
         false => s,
     };
-    let mut scores = vec![0.0f32; slots];
-    let mut seen = vec![false; slots];
-    let mut out = Vec::with_capacity(lexical.len() + semantic.len());
-    for (slot, s) in lexical {
-        let i = *slot as usize;
-        scores[i] += weight * lexical_norm(*s);
-        seen[i] = true;
-        out.push(*slot);
-    }
-    for (slot, s) in semantic {
-        let i = *slot as usize;
-        scores[i] += (1.0 - weight) * semantic_norm(*s);
-        if !seen[i] {
-            seen[i] = true;
-            out.push(*slot);
+    AT.with_borrow_mut(|at| {
+        // Where each slot's fused score is in `out`.
+        at.begin(slots);
+        let mut out: Vec<(u32, f32)> = Vec::with_capacity(lexical.len() + semantic.len());
+        let mut add = |slot: u32, part: f32| match at.get(slot) {
+            Some(i) => out[i as usize].1 += part,
+            None => {
+                at.set(slot, out.len() as u32);
+                out.push((slot, part));
+            }
+        };
+        for (slot, s) in lexical {
+            add(*slot, weight * lexical_norm(*s));
         }
-    }
-    out.into_iter()
-        .map(|slot| (slot, scores[slot as usize]))
-        .collect()
+        for (slot, s) in semantic {
+            add(*slot, (1.0 - weight) * semantic_norm(*s));
+        }
+        out
+    })
+}
+
+thread_local! {
+    /// `combine`'s index by slot, reused by every search of this thread.
+    static AT: std::cell::RefCell<Stamped<u32>> = std::cell::RefCell::new(Stamped::default());
 }
 
 /// A cosine rescaled from `MIN_SIMILARITY..=1` to `0..=1`, as fusion

@@ -16,6 +16,7 @@ use std::collections::HashMap;
 
 use crate::{
     doc::{FIELD_WEIGHTS, Fields},
+    scratch::Stamped,
     tokenize,
 };
 
@@ -39,6 +40,14 @@ pub struct Lexical {
     lengths: Vec<f32>,
     total_length: f64,
     docs: u32,
+}
+
+/// A slot `score` asked about and did not admit (no real count reaches it).
+const REFUSED: u16 = u16::MAX;
+
+thread_local! {
+    /// `score`'s sums by slot, reused by every search of this thread.
+    static ACC: std::cell::RefCell<Stamped<(f32, u16)>> = std::cell::RefCell::new(Stamped::default());
 }
 
 impl Lexical {
@@ -94,38 +103,44 @@ impl Lexical {
     pub fn score(&self, terms: &[String], admit: impl Fn(u32) -> bool) -> Vec<(u32, f32, u16)> {
         let n = self.docs.max(1) as f32;
         let average = (self.total_length / self.docs.max(1) as f64).max(1.0) as f32;
-        // Dense by slot: a frequent term's postings are summed without
-        // hashing; score and count side by side, one cache line a posting.
-        let mut acc = vec![(0.0f32, 0u16); self.lengths.len()];
-        let mut touched = Vec::new();
-        for term in terms {
-            let Some(&id) = self.terms.get(term.as_str()) else {
-                continue;
-            };
-            let postings = &self.postings[id as usize];
-            let df = postings.len() as f32;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0);
-            for p in postings {
-                let length = self.lengths[p.slot as usize];
-                if length == 0.0 || !admit(p.slot) {
+        ACC.with_borrow_mut(|acc| {
+            // Dense by slot (a frequent term's postings are summed without
+            // hashing): score and count, or `REFUSED` where the slot was
+            // not admitted, so each slot is asked once whatever the terms.
+            acc.begin(self.lengths.len());
+            let mut touched = Vec::new();
+            for term in terms {
+                let Some(&id) = self.terms.get(term.as_str()) else {
                     continue;
+                };
+                let postings = &self.postings[id as usize];
+                let df = postings.len() as f32;
+                let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0);
+                for p in postings {
+                    let (entry, fresh) = acc.entry(p.slot);
+                    let length = self.lengths[p.slot as usize];
+                    if fresh {
+                        if length == 0.0 || !admit(p.slot) {
+                            entry.1 = REFUSED;
+                            continue;
+                        }
+                        touched.push(p.slot);
+                    } else if entry.1 == REFUSED {
+                        continue;
+                    }
+                    let norm = K1 * (1.0 - B + B * length / average);
+                    entry.0 += idf * p.wtf * (K1 + 1.0) / (p.wtf + norm);
+                    entry.1 += 1;
                 }
-                let norm = K1 * (1.0 - B + B * length / average);
-                let (score, matched) = &mut acc[p.slot as usize];
-                if *score == 0.0 {
-                    touched.push(p.slot);
-                }
-                *score += idf * p.wtf * (K1 + 1.0) / (p.wtf + norm) + f32::MIN_POSITIVE;
-                *matched += 1;
             }
-        }
-        touched
-            .into_iter()
-            .map(|slot| {
-                let (score, matched) = acc[slot as usize];
-                (slot, score, matched)
-            })
-            .collect()
+            touched
+                .into_iter()
+                .map(|slot| {
+                    let (score, matched) = acc.get(slot).unwrap_or_default();
+                    (slot, score, matched)
+                })
+                .collect()
+        })
     }
 
     /// The most a memory could score for `terms` (each term's idf × (k1 + 1),

@@ -22,6 +22,7 @@ mod gate;
 pub mod lexical;
 pub mod project;
 pub mod query;
+mod scratch;
 pub mod semantic;
 mod store;
 pub mod tokenize;

@@ -15,9 +15,15 @@ use crate::{
     gate::{Admission, Gates},
     lexical::Lexical,
     query::{Hit, Mode, Query},
+    scratch::Stamped,
     semantic::Semantic,
     tokenize,
 };
+
+thread_local! {
+    /// Which slots the semantic pool holds, reused by every search of this thread.
+    static POOLED: std::cell::RefCell<Stamped<()>> = std::cell::RefCell::new(Stamped::default());
+}
 
 struct Slot {
     id: Uuid,
@@ -180,16 +186,27 @@ impl ProjectIndex {
                 let probe = self.semantic.probe(v);
                 let size = SEMANTIC_POOL.max(q.want.saturating_mul(4));
                 let mut pool = self.semantic.top_of(&probe, size, admit);
-                let mut pooled = vec![false; self.slots.len()];
-                pool.iter().for_each(|(slot, _)| pooled[*slot as usize] = true);
-                if let Some(max) = lexical_max.filter(|m| *m > 0.0) {
-                    self.keep_could_rank_hybrid(q, &probe, &pool, size, &pooled, weight, max, &mut matched);
-                }
-                let rest: Vec<u32> = matched
-                    .iter()
-                    .map(|(slot, _, _)| *slot)
-                    .filter(|slot| !pooled[*slot as usize])
-                    .collect();
+                let rest: Vec<u32> = POOLED.with_borrow_mut(|pooled| {
+                    pooled.begin(self.slots.len());
+                    pool.iter().for_each(|(slot, _)| pooled.set(*slot, ()));
+                    if let Some(max) = lexical_max.filter(|m| *m > 0.0) {
+                        self.keep_could_rank_hybrid(
+                            q,
+                            &probe,
+                            &pool,
+                            size,
+                            pooled,
+                            weight,
+                            max,
+                            &mut matched,
+                        );
+                    }
+                    matched
+                        .iter()
+                        .map(|(slot, _, _)| *slot)
+                        .filter(|slot| !pooled.contains(*slot))
+                        .collect()
+                });
                 pool.extend(self.semantic.similarities(&probe, &rest));
                 pool
             }
@@ -315,14 +332,14 @@ impl ProjectIndex {
         probe: &crate::semantic::Probe,
         pool: &[(u32, f32)],
         size: usize,
-        pooled: &[bool],
+        pooled: &Stamped<()>,
         weight: f32,
         lexical_max: f32,
         matched: &mut Vec<(u32, f32, u16)>,
     ) {
         let mut rest: Vec<(u32, f32)> = matched
             .iter()
-            .filter(|(slot, _, _)| !pooled[*slot as usize])
+            .filter(|(slot, _, _)| !pooled.contains(*slot))
             .map(|(slot, s, _)| (*slot, *s))
             .collect();
         if q.want == 0 || rest.is_empty() {
@@ -357,7 +374,7 @@ impl ProjectIndex {
             false => 0.0,
         };
         matched.retain(|(slot, s, _)| {
-            pooled[*slot as usize]
+            pooled.contains(*slot)
                 || self.can_reach(
                     (weight * (s / lexical_max) + semantic_part) as f64,
                     *slot,

@@ -85,8 +85,8 @@ pub struct Semantic {
     vectors: usize,
     /// The sum of every vector (as quantised), for the common direction.
     sum: Vec<f64>,
-    /// Per slot: its row's signs (`sketch`), `sketch::words(dims)` words.
-    codes: Vec<u64>,
+    /// Every slot's signs (`sketch`).
+    codes: sketch::Codes,
 }
 
 /// A query quantised for the scan; a row's similarity is its dot product
@@ -330,6 +330,40 @@ fn candidates(vectors: usize, n: usize) -> Option<usize> {
     (vectors >= SKETCH_MIN && c < vectors).then_some(c)
 }
 
+thread_local! {
+    /// A large scan's Hamming distances, one a slot: kept per thread, so a
+    /// search does not allocate and zero 200 KB at 100,000 vectors.
+    static DISTANCES: std::cell::RefCell<Vec<u16>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Bit `i` set where `run[i]` (at most 64 distances) lies in `from..to`.
+fn in_band(run: &[u16], from: u16, to: u16) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static AVX512: std::sync::LazyLock<bool> =
+            std::sync::LazyLock::new(|| is_x86_feature_detected!("avx512bw"));
+        if *AVX512 {
+            // SAFETY: the CPU was checked for AVX-512BW above.
+            return unsafe { in_band_avx512(run, from, to) };
+        }
+    }
+    in_band_plain(run, from, to)
+}
+
+fn in_band_plain(run: &[u16], from: u16, to: u16) -> u64 {
+    let width = to.wrapping_sub(from);
+    run.iter()
+        .enumerate()
+        .fold(0, |m, (i, d)| m | u64::from(d.wrapping_sub(from) < width) << i)
+}
+
+/// The same, which the compiler turns into 32-lane compares.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn in_band_avx512(run: &[u16], from: u16, to: u16) -> u64 {
+    in_band_plain(run, from, to)
+}
+
 /// The best `n` similarities seen, and the least a newcomer needs.
 struct Best {
     n: usize,
@@ -375,7 +409,7 @@ impl Semantic {
         if self.scales.len() < n {
             self.scales.resize(n, 0.0);
             self.data.resize(n * self.dims, 0);
-            self.codes.resize(n * sketch::words(self.dims), 0);
+            self.codes.resize(n);
         }
     }
 
@@ -384,7 +418,7 @@ impl Semantic {
         if self.dims == 0 {
             self.dims = vector.len();
             self.data = vec![0; self.scales.len() * self.dims];
-            self.codes = vec![0; self.scales.len() * sketch::words(self.dims)];
+            self.codes = sketch::Codes::new(self.dims, self.scales.len());
         }
         if vector.len() != self.dims || self.dims == 0 {
             return false;
@@ -394,9 +428,7 @@ impl Semantic {
         let (q, scale) = quantise(vector);
         let at = slot as usize * self.dims;
         self.data[at..at + self.dims].copy_from_slice(&q);
-        let words = sketch::words(self.dims);
-        let code = slot as usize * words;
-        sketch::code(&q, &mut self.codes[code..code + words]);
+        self.codes.set(slot as usize, &q);
         if scale != 0.0 {
             self.vectors += 1;
             self.add_to_sum(slot, scale as f64);
@@ -509,36 +541,40 @@ impl Semantic {
         if probe.q.len() != self.dims || self.dims == 0 || n == 0 {
             return vec![];
         }
-        let words = sketch::words(self.dims);
-        let mut code = vec![0u64; words];
+        let mut code = vec![0u64; sketch::words(self.dims)];
         sketch::code(&probe.q, &mut code);
-        let mut distance = vec![0u16; self.scales.len()];
-        sketch::distances(&code, &self.codes, &mut distance);
-        // How many vectors lie at each distance (0..=dims).
-        let mut at = vec![0usize; self.dims + 1];
-        for (d, scale) in distance.iter_mut().zip(&self.scales) {
-            if *scale == 0.0 {
-                *d = u16::MAX;
-            } else {
+        let chosen = DISTANCES.with_borrow_mut(|distance| {
+            distance.resize(self.scales.len(), 0);
+            self.codes.distances(&code, distance);
+            // How many codes lie at each distance (0..=dims); slots without
+            // a vector too, which at worst costs one more band below.
+            let mut at = vec![0u32; self.dims + 1];
+            for d in distance.iter() {
                 at[*d as usize] += 1;
             }
-        }
-        let mut chosen: Vec<u32> = Vec::with_capacity(c + c / 4);
-        let mut from = 0;
-        while chosen.len() < c && from < at.len() {
-            // The next band of distances holding the admissions still wanted.
-            let (mut to, mut held) = (from, 0);
-            while to < at.len() && held < c - chosen.len() {
-                held += at[to];
-                to += 1;
+            let mut chosen: Vec<u32> = Vec::with_capacity(c + c / 4);
+            let mut from = 0;
+            while chosen.len() < c && from < at.len() {
+                // The next band of distances holding the admissions still wanted.
+                let (mut to, mut held) = (from, 0);
+                while to < at.len() && held < c - chosen.len() {
+                    held += at[to] as usize;
+                    to += 1;
+                }
+                for (block, run) in distance.chunks(64).enumerate() {
+                    let mut within = in_band(run, from as u16, to as u16);
+                    while within != 0 {
+                        let slot = (block * 64) as u32 + within.trailing_zeros();
+                        within &= within - 1;
+                        if self.scales[slot as usize] != 0.0 && admit(slot) {
+                            chosen.push(slot);
+                        }
+                    }
+                }
+                from = to;
             }
-            let band = from as u16..to as u16;
-            chosen.extend(
-                (0..distance.len() as u32)
-                    .filter(|slot| band.contains(&distance[*slot as usize]) && admit(*slot)),
-            );
-            from = to;
-        }
+            chosen
+        });
         let mut best = Best::new(n);
         for (i, &slot) in chosen.iter().enumerate() {
             // Rows far apart: ask for one a few ahead while this one is compared.
@@ -608,10 +644,7 @@ impl Semantic {
     }
 
     pub fn bytes(&self) -> usize {
-        self.data.capacity()
-            + self.scales.capacity() * 4
-            + self.sum.capacity() * 8
-            + self.codes.capacity() * 8
+        self.data.capacity() + self.scales.capacity() * 4 + self.sum.capacity() * 8 + self.codes.bytes()
     }
 }
 
@@ -956,5 +989,65 @@ mod tests {
             ranked(s.top_of(&probe, 10, admit)),
             ranked(s.top_exact(&probe, 10, admit))
         );
+    }
+
+    #[test]
+    fn cleared_vectors_never_take_a_place_in_the_signs_first_scan() {
+        let (mut s, rows) = clustered(SKETCH_MIN + 2_000);
+        let probe = s.probe(&rows[3]);
+        // Clear the 2,000 nearest (their codes stay): the scan must look
+        // past them and compare as many live vectors as it would without.
+        for (slot, _) in s.top_exact(&probe, 2_000, |_| true) {
+            s.clear(slot);
+        }
+        let c = candidates(s.len(), 50).expect("a large project");
+        // What the scan should compare: the live vectors nearest by signs,
+        // up to the first distance that makes `c` of them (ties included).
+        let mine = {
+            let mut out = vec![0u64; sketch::words(384)];
+            sketch::code(&probe.q, &mut out);
+            out
+        };
+        let mut by_signs: Vec<(u32, u32)> = (0..s.scales.len())
+            .filter(|slot| s.has(*slot as u32))
+            .map(|slot| {
+                let mut code = vec![0u64; mine.len()];
+                sketch::code(&s.data[slot * 384..(slot + 1) * 384], &mut code);
+                let d = code.iter().zip(&mine).map(|(a, b)| (a ^ b).count_ones()).sum();
+                (d, slot as u32)
+            })
+            .collect();
+        by_signs.sort();
+        let last = by_signs[c - 1].0;
+        let compared: std::collections::HashSet<u32> = by_signs
+            .iter()
+            .take_while(|(d, _)| *d <= last)
+            .map(|(_, slot)| *slot)
+            .collect();
+        let want = ranked(s.top_exact(&probe, 50, |slot| compared.contains(&slot)));
+        let got = ranked(s.top_of(&probe, 50, |_| true));
+        assert_eq!(got.len(), 50);
+        assert!(got.iter().all(|slot| s.has(*slot)), "a cleared slot was a hit");
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn the_band_mask_marks_the_distances_in_the_band() {
+        let run: Vec<u16> = (0..64).map(|i| (i * 37 % 101) as u16).collect();
+        for (from, to) in [(0, 0), (0, 1), (10, 40), (37, 38), (90, 385), (0, u16::MAX)] {
+            for len in [64, 63, 33, 1] {
+                let want = run[..len]
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, d)| (from..to).contains(*d))
+                    .fold(0u64, |m, (i, _)| m | 1 << i);
+                assert_eq!(in_band(&run[..len], from, to), want, "{from}..{to}, {len}");
+                assert_eq!(
+                    in_band_plain(&run[..len], from, to),
+                    want,
+                    "plain {from}..{to}, {len}"
+                );
+            }
+        }
     }
 }

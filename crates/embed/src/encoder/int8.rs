@@ -22,6 +22,8 @@ pub struct Int8Matrix {
     scale: Vec<f32>,
     /// `Σ_i q[o][i]`: what the token rows' zero points cost each output.
     row_sum: Vec<i32>,
+    /// `q` repacked for AMX tiles, where the CPU has them (`amx::pack`).
+    tiles: Option<Vec<i8>>,
 }
 
 /// Whether this CPU has AVX-512 F, BW and VNNI (the widest int8 path).
@@ -69,6 +71,10 @@ impl Int8Matrix {
             scale.push(s);
             row_sum.push(out.iter().map(|&v| i32::from(v)).sum());
         }
+        #[cfg(target_arch = "x86_64")]
+        let tiles = (super::amx::available() && super::amx::fits(n)).then(|| super::amx::pack(&q, n, kp));
+        #[cfg(not(target_arch = "x86_64"))]
+        let tiles = None;
         Self {
             k,
             kp,
@@ -76,6 +82,7 @@ impl Int8Matrix {
             q,
             scale,
             row_sum,
+            tiles,
         }
     }
 }
@@ -87,6 +94,7 @@ struct Tokens {
     zero: Vec<i32>,
 }
 
+#[inline(always)]
 fn quantise_tokens(x: &[f32], k: usize, kp: usize) -> Tokens {
     let rows = x.len() / k;
     let mut t = Tokens {
@@ -106,7 +114,13 @@ fn quantise_tokens(x: &[f32], k: usize, kp: usize) -> Tokens {
         // the loop (`round` is one on baseline x86-64), so it vectorises.
         let inv = 1.0 / s;
         for (o, v) in out.iter_mut().zip(row) {
-            *o = (v * inv + zero + 0.5) as u8;
+            // Clamped first (NaN too, by `max`; `clamp` would keep a NaN),
+            // so the conversion is in range and compiles to plain vector
+            // conversions.
+            #[allow(clippy::manual_clamp)]
+            let r = (v * inv + zero + 0.5).max(0.0).min(255.0);
+            // SAFETY: `r` is finite and within 0..=255.
+            *o = unsafe { r.to_int_unchecked::<i32>() } as u8;
         }
         t.scale.push(s);
         t.zero.push(zero as i32);
@@ -116,6 +130,19 @@ fn quantise_tokens(x: &[f32], k: usize, kp: usize) -> Tokens {
 
 /// `y[r][o] = bias[o] + Σ_i x[r][i]·w[o][i]`, as `kernels::linear`, in 8 bits.
 pub fn linear(x: &[f32], w: &Int8Matrix, bias: &[f32], y: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if vnni() {
+        // Safety: the CPU has AVX-512 F, BW and VNNI.
+        return unsafe { simd::linear_avx512(x, w, bias, y) };
+    }
+    linear_plain(x, w, bias, y)
+}
+
+/// `linear`'s body, inlined where the CPU's vectors are wider: the token
+/// rows' quantisation and the sums' scaling are most of a call's time
+/// besides the products (a release build targets plain x86-64 otherwise).
+#[inline(always)]
+fn linear_plain(x: &[f32], w: &Int8Matrix, bias: &[f32], y: &mut [f32]) {
     let (k, n) = (w.k, w.n);
     let rows = x.len() / k;
     assert_eq!(bias.len(), n, "bias shape");
@@ -137,6 +164,13 @@ pub fn linear(x: &[f32], w: &Int8Matrix, bias: &[f32], y: &mut [f32]) {
 fn dot_products(u: &[u8], w: &Int8Matrix, sums: &mut [i32]) {
     #[cfg(target_arch = "x86_64")]
     {
+        if let Some(tiles) = &w.tiles {
+            // Safety: `tiles` exists only where `amx::available()`; it is
+            // `amx::pack`'s output for this matrix; `u` and `sums` hold
+            // `rows` rows of `kp` and of `n`.
+            unsafe { super::amx::dot_products(u, u.len() / w.kp, w.kp, tiles, w.n, sums) };
+            return;
+        }
         if vnni() {
             // Safety: the CPU has AVX-512 F, BW and VNNI; every row is `kp`
             // long, a multiple of 64, and `n` a multiple of 4.
@@ -169,6 +203,11 @@ mod simd {
     use std::arch::x86_64::*;
 
     use super::Int8Matrix;
+
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    pub unsafe fn linear_avx512(x: &[f32], w: &Int8Matrix, bias: &[f32], y: &mut [f32]) {
+        super::linear_plain(x, w, bias, y)
+    }
 
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
     pub unsafe fn dot_products(u: &[u8], w: &Int8Matrix, sums: &mut [i32]) {
@@ -337,12 +376,19 @@ mod tests {
 
     #[test]
     fn the_simd_sums_are_the_plain_loops_sums_exactly() {
+        // Shapes of the model (384 → 1,152, 1,536 → 384), padding (k = 100),
+        // token rows over a whole number of tiles (17, 33) and outputs that
+        // are (64, 128, 192, 1,152) and are not (4, 8, 12) whole AMX groups.
         for (rows, k, n) in [
             (1, 64, 4),
             (3, 384, 8),
             (5, 100, 12),
             (9, 1536, 4),
             (4, 384, 1152),
+            (1, 64, 64),
+            (17, 384, 128),
+            (33, 1536, 64),
+            (5, 100, 192),
         ] {
             let w = Int8Matrix::quantise(&values(n * k, 2), k);
             let t = quantise_tokens(&values(rows * k, 1), k, w.kp);
@@ -351,13 +397,26 @@ mod tests {
             let mut got = vec![0; rows * n];
             dot_products(&t.u, &w, &mut got);
             assert_eq!(got, want, "({rows},{k},{n})");
-            // The AVX2 path on its own, also where the VNNI one runs.
+            // Each x86 path on its own, also where a wider one runs.
             #[cfg(target_arch = "x86_64")]
-            if avx2() {
-                let mut got = vec![0; rows * n];
-                // Safety: the CPU has AVX2; `quantise` pads as required.
-                unsafe { simd::dot_products_avx2(&t.u, &w, &mut got) };
-                assert_eq!(got, want, "avx2 ({rows},{k},{n})");
+            {
+                if vnni() {
+                    let mut got = vec![0; rows * n];
+                    // Safety: the CPU has AVX-512 VNNI; `quantise` pads as required.
+                    unsafe { simd::dot_products(&t.u, &w, &mut got) };
+                    assert_eq!(got, want, "vnni ({rows},{k},{n})");
+                }
+                if avx2() {
+                    let mut got = vec![0; rows * n];
+                    // Safety: the CPU has AVX2; `quantise` pads as required.
+                    unsafe { simd::dot_products_avx2(&t.u, &w, &mut got) };
+                    assert_eq!(got, want, "avx2 ({rows},{k},{n})");
+                }
+                assert_eq!(
+                    w.tiles.is_some(),
+                    super::super::amx::available() && n % 64 == 0,
+                    "AMX is used wherever it can be"
+                );
             }
         }
     }

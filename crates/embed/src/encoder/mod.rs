@@ -6,6 +6,8 @@
 //! as sentence-transformers does. The linear maps run in f32 or, where the
 //! CPU has AVX-512 VNNI or AVX2, in 8-bit integers (`int8`).
 
+#[cfg(target_arch = "x86_64")]
+mod amx;
 mod int8;
 mod kernels;
 mod weights;
