@@ -16,7 +16,6 @@ use std::collections::HashMap;
 
 use crate::{
     doc::{FIELD_WEIGHTS, Fields},
-    scratch::Stamped,
     tokenize,
 };
 
@@ -45,9 +44,54 @@ pub struct Lexical {
 /// A slot `score` asked about and did not admit (no real count reaches it).
 const REFUSED: u16 = u16::MAX;
 
+/// One slot's BM25F sum during `score`: 8 bytes, as many as a plain
+/// (sum, count) pair, so the stamp (see `scratch`) costs no cache line.
+#[derive(Clone, Copy, Default)]
+struct Sum {
+    score: f32,
+    matched: u16,
+    /// The search that wrote it, mod 2¹⁶.
+    stamp: u16,
+}
+
+/// `score`'s sums by slot, reused by every search of a thread (`scratch`
+/// says why; its `Stamped` would take 12 bytes a slot).
+#[derive(Default)]
+struct Sums {
+    stamp: u16,
+    at: Vec<Sum>,
+}
+
+impl Sums {
+    fn begin(&mut self, slots: usize) {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.at.iter_mut().for_each(|s| s.stamp = 0);
+            self.stamp = 1;
+        }
+        if self.at.len() < slots {
+            self.at.resize(slots, Sum::default());
+        }
+    }
+
+    /// `slot`'s sum, emptied first where an older search wrote it; and
+    /// whether it was.
+    fn entry(&mut self, slot: u32) -> (&mut Sum, bool) {
+        let stamp = self.stamp;
+        let sum = &mut self.at[slot as usize];
+        let fresh = sum.stamp != stamp;
+        if fresh {
+            *sum = Sum {
+                stamp,
+                ..Sum::default()
+            };
+        }
+        (sum, fresh)
+    }
+}
+
 thread_local! {
-    /// `score`'s sums by slot, reused by every search of this thread.
-    static ACC: std::cell::RefCell<Stamped<(f32, u16)>> = std::cell::RefCell::new(Stamped::default());
+    static SUMS: std::cell::RefCell<Sums> = std::cell::RefCell::new(Sums::default());
 }
 
 impl Lexical {
@@ -103,11 +147,11 @@ impl Lexical {
     pub fn score(&self, terms: &[String], admit: impl Fn(u32) -> bool) -> Vec<(u32, f32, u16)> {
         let n = self.docs.max(1) as f32;
         let average = (self.total_length / self.docs.max(1) as f64).max(1.0) as f32;
-        ACC.with_borrow_mut(|acc| {
+        SUMS.with_borrow_mut(|sums| {
             // Dense by slot (a frequent term's postings are summed without
-            // hashing): score and count, or `REFUSED` where the slot was
-            // not admitted, so each slot is asked once whatever the terms.
-            acc.begin(self.lengths.len());
+            // hashing); a slot not admitted is marked `REFUSED`, so each
+            // slot is asked once whatever the terms.
+            sums.begin(self.lengths.len());
             let mut touched = Vec::new();
             for term in terms {
                 let Some(&id) = self.terms.get(term.as_str()) else {
@@ -117,27 +161,27 @@ impl Lexical {
                 let df = postings.len() as f32;
                 let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0);
                 for p in postings {
-                    let (entry, fresh) = acc.entry(p.slot);
+                    let (sum, fresh) = sums.entry(p.slot);
                     let length = self.lengths[p.slot as usize];
                     if fresh {
                         if length == 0.0 || !admit(p.slot) {
-                            entry.1 = REFUSED;
+                            sum.matched = REFUSED;
                             continue;
                         }
                         touched.push(p.slot);
-                    } else if entry.1 == REFUSED {
+                    } else if sum.matched == REFUSED {
                         continue;
                     }
                     let norm = K1 * (1.0 - B + B * length / average);
-                    entry.0 += idf * p.wtf * (K1 + 1.0) / (p.wtf + norm);
-                    entry.1 += 1;
+                    sum.score += idf * p.wtf * (K1 + 1.0) / (p.wtf + norm);
+                    sum.matched += 1;
                 }
             }
             touched
                 .into_iter()
                 .map(|slot| {
-                    let (score, matched) = acc.get(slot).unwrap_or_default();
-                    (slot, score, matched)
+                    let sum = sums.at[slot as usize];
+                    (slot, sum.score, sum.matched)
                 })
                 .collect()
         })
@@ -270,5 +314,38 @@ mod tests {
         let s = index.score(&["cach".into(), "warm".into()], |slot| slot == 1);
         assert_eq!(s.len(), 1);
         assert_eq!((s[0].0, s[0].2), (1, 1), "one of the two terms matched");
+    }
+
+    #[test]
+    fn each_search_starts_from_nothing_whatever_the_last_one_did() {
+        let mut index = Lexical::default();
+        index.add(0, &body("cache warm"));
+        index.add(1, &body("cache"));
+        index.add(2, &body("warm warm"));
+        let terms: Vec<String> = ["cach".into(), "warm".into()].into();
+        let mut first = index.score(&terms, |_| true);
+        first.sort_by_key(|(slot, _, _)| *slot);
+        // A search that refused slot 0, then one that did not: no sum or
+        // refusal of an older search survives.
+        assert_eq!(index.score(&terms, |slot| slot != 0).len(), 2);
+        let mut again = index.score(&terms, |_| true);
+        again.sort_by_key(|(slot, _, _)| *slot);
+        assert_eq!(again, first);
+        assert_eq!(first.iter().map(|(_, _, m)| *m).collect::<Vec<_>>(), [2, 1, 1]);
+    }
+
+    #[test]
+    fn the_sums_stamp_wraps_without_reviving_an_old_sum() {
+        let mut sums = Sums::default();
+        sums.begin(4);
+        sums.entry(1).0.score = 5.0;
+        // The sum above carries stamp 1; run the stamp round to 1 again.
+        sums.stamp = u16::MAX;
+        for _ in 0..3 {
+            sums.begin(4);
+            assert_ne!(sums.at[1].stamp, sums.stamp, "an old sum would count");
+        }
+        let (sum, fresh) = sums.entry(1);
+        assert!(fresh && sum.score == 0.0);
     }
 }

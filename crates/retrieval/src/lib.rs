@@ -12,7 +12,8 @@
 //! by slot where it can be). The index lives in
 //! memory and is derived: built from Postgres on start, kept current from
 //! the database's own change feed (`follow`, `store`, migration 0021),
-//! never from one replica's requests.
+//! never from one replica's requests. A search's arrays by slot are a
+//! thread's own, reused from one search to the next (`scratch`).
 
 pub mod doc;
 pub mod engine;

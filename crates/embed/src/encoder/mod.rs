@@ -4,7 +4,8 @@
 //! read once per call whatever the number of texts, and no text is padded;
 //! attention runs text by text. Mean pooling and L2 normalisation follow,
 //! as sentence-transformers does. The linear maps run in f32 or, where the
-//! CPU has AVX-512 VNNI or AVX2, in 8-bit integers (`int8`).
+//! CPU has AVX-512 VNNI or AVX2, in 8-bit integers (`int8`; on AMX tiles
+//! where the CPU has them and Linux grants them, `amx`).
 
 #[cfg(target_arch = "x86_64")]
 mod amx;
