@@ -173,7 +173,10 @@ impl Lexical {
                         continue;
                     }
                     let norm = K1 * (1.0 - B + B * length / average);
-                    sum.score += idf * p.wtf * (K1 + 1.0) / (p.wtf + norm);
+                    // A match scores above 0 even where the idf is 0 (a
+                    // term in every memory, or in more postings than live
+                    // memories after edits): it is still a hit.
+                    sum.score += idf * p.wtf * (K1 + 1.0) / (p.wtf + norm) + f32::MIN_POSITIVE;
                     sum.matched += 1;
                 }
             }
@@ -347,5 +350,18 @@ mod tests {
         }
         let (sum, fresh) = sums.entry(1);
         assert!(fresh && sum.score == 0.0);
+    }
+
+    #[test]
+    fn a_match_is_a_hit_even_where_its_terms_idf_is_zero() {
+        let mut index = Lexical::default();
+        // Edited twice: the old texts' postings stay (dead), so the term
+        // has more postings than there are live memories and its idf is 0.
+        index.add(0, &body("deploys use the blue cluster"));
+        index.remove(0);
+        index.add(1, &body("deploys use the blue cluster, green now"));
+        let s = index.score(&["blue".into()], |_| true);
+        assert_eq!(s.len(), 1);
+        assert!(s[0].1 > 0.0, "a matching memory scores above 0: {s:?}");
     }
 }
