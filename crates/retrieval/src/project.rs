@@ -37,6 +37,12 @@ struct Slot {
 /// Vectors kept from the semantic arm's scan for fusion, at least.
 pub const SEMANTIC_POOL: usize = 400;
 
+/// The best this many hits of a search are ordered so that a hit whose
+/// text repeats a better one's comes after every hit with a text of its
+/// own (`say_each_once`); past them, by score alone. A constant, not the
+/// hits wanted, so that pages of one search agree.
+pub const SAY_ONCE_DEPTH: usize = 20;
+
 /// A memory as indexed: id, source, attributes, text hash, has a vector.
 pub type Entry = (Uuid, Source, Attrs, u64, bool);
 
@@ -59,6 +65,18 @@ fn hash_text(text: &Fields<String>) -> u64 {
     let mut h = DefaultHasher::new();
     (&text.title, &text.facts, &text.files, &text.body).hash(&mut h);
     h.finish()
+}
+
+/// Reorders `hits` (best first) so that each hit whose text a better hit
+/// already has, word for word, comes after all the hits whose texts are
+/// their own, each group in its order. A routine note written a hundred
+/// times then takes one place among the first, not a hundred.
+fn say_each_once(hits: &mut [(u32, f64)], text: impl Fn(u32) -> u64) {
+    let mut seen = std::collections::HashSet::with_capacity(hits.len());
+    let (firsts, repeats): (Vec<_>, Vec<_>) = hits.iter().partition(|(slot, _)| seen.insert(text(*slot)));
+    for (to, hit) in hits.iter_mut().zip(firsts.into_iter().chain(repeats)) {
+        *to = hit;
+    }
 }
 
 impl ProjectIndex {
@@ -155,7 +173,14 @@ impl ProjectIndex {
     /// both can never outscore one inside (its fused score is at most the
     /// pool's lowest; only the state and recency factors, ×0.25..×1.1,
     /// could reorder at that edge).
-    pub fn search(&self, q: &Query<'_>) -> Vec<Hit> {
+    ///
+    /// The first `SAY_ONCE_DEPTH` are ordered by [`say_each_once`], so they
+    /// are found as if that many were wanted.
+    pub fn search(&self, asked: &Query<'_>) -> Vec<Hit> {
+        let q = &Query {
+            want: asked.want.max(SAY_ONCE_DEPTH),
+            ..asked.clone()
+        };
         let excluded = self.lexical.matching(&tokenize::query_terms(q.exclude));
         let admission = Admission::new(&self.gates, q);
         let admit = |slot: u32| {
@@ -233,7 +258,9 @@ impl ProjectIndex {
             hits.truncate(q.want);
         }
         hits.sort_by(order);
-        hits.truncate(q.want);
+        let depth = hits.len().min(SAY_ONCE_DEPTH);
+        say_each_once(&mut hits[..depth], |slot| self.slots[slot as usize].text_hash);
+        hits.truncate(asked.want);
         // Each arm's own score of the hits kept (for gates and reports).
         let mut raw: std::collections::HashMap<u32, (f32, f32, u16)> =
             hits.iter().map(|(s, _)| (*s, (0.0, 0.0, 0))).collect();
@@ -461,6 +488,8 @@ mod tests {
                 .then(y.attrs.created_at.cmp(&x.attrs.created_at))
                 .then(y.id.cmp(&x.id))
         });
+        let depth = hits.len().min(SAY_ONCE_DEPTH);
+        say_each_once(&mut hits[..depth], |slot| index.slots[slot as usize].text_hash);
         hits.truncate(q.want);
         hits.into_iter()
             .map(|(slot, s)| (index.slots[slot as usize].id, s))
@@ -478,6 +507,119 @@ mod tests {
             .collect();
         let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         v.into_iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn a_repeated_text_gives_way_to_every_text_of_its_own() {
+        // Slots 0..7 with texts a, a, b, c, d, a, e: the repeats of `a` go
+        // last, in their order.
+        let texts = [1u64, 1, 2, 3, 4, 1, 5];
+        let mut hits: Vec<(u32, f64)> = (0..7).map(|s| (s, 10.0 - s as f64)).collect();
+        say_each_once(&mut hits, |slot| texts[slot as usize]);
+        let order: Vec<u32> = hits.iter().map(|(s, _)| *s).collect();
+        assert_eq!(order, [0, 2, 3, 4, 6, 1, 5]);
+    }
+
+    /// Twelve routine notes written alike, each matching the query better
+    /// than the one fact does, one more with a text of its own, and two
+    /// summaries of one request.
+    fn routine_notes_and_a_fact() -> (ProjectIndex, chrono::DateTime<Utc>) {
+        let now = Utc::now();
+        let attrs = |hours: i64, kind: Option<&str>| Attrs {
+            created_at: now - Duration::hours(hours),
+            state: State::Live,
+            kind: kind.map(str::to_string),
+            session_id: None,
+            feedback: 1.0,
+            private_to: None,
+        };
+        let mut index = ProjectIndex::default();
+        for i in 0..13u128 {
+            let body = match i {
+                12 => "deploy pipeline deploy pipeline run finished green, slowly",
+                _ => "deploy pipeline deploy pipeline run finished green",
+            };
+            let doc = Doc::observation(
+                Uuid::from_u128(100 + i),
+                attrs(i as i64, Some("change")),
+                "Deploy pipeline run",
+                "",
+                &[],
+                body,
+                "",
+                &[],
+            );
+            index.upsert(doc);
+        }
+        let fact = "The deploy pipeline failed: the registry-creds secret had expired";
+        index.upsert(Doc::observation(
+            Uuid::from_u128(1),
+            attrs(900, Some("bugfix")),
+            fact,
+            "",
+            &[],
+            "rotated it",
+            "",
+            &[],
+        ));
+        for (id, learned) in [
+            (2u128, "deploy pipeline deploy pipeline both turns"),
+            (3, "deploy pipeline first turn"),
+        ] {
+            index.upsert(Doc::summary(
+                Uuid::from_u128(id),
+                attrs(50, None),
+                "Fix the deploy pipeline",
+                [learned, ""],
+                ["", "", ""],
+            ));
+        }
+        (index, now)
+    }
+
+    #[test]
+    fn routine_notes_written_alike_take_one_place_among_the_first_hits() {
+        let (index, now) = routine_notes_and_a_fact();
+        let filters = Filters::default();
+        let query = |want: usize| Query {
+            project_id: Uuid::nil(),
+            text: "deploy pipeline",
+            exclude: "",
+            vector: None,
+            filters: &filters,
+            as_of: now,
+            summaries: true,
+            mode: Mode::Lexical,
+            want,
+            lexical_weight: None,
+        };
+        let ids = |want: usize| -> Vec<u128> {
+            index
+                .search(&query(want))
+                .iter()
+                .map(|h| h.id.as_u128())
+                .collect()
+        };
+        let five = ids(5);
+        // One of the twelve alike, the note with a text of its own (a title
+        // alone does not make a repeat), the fact and both summaries (a
+        // summary's title is its request, which its session's summaries share).
+        assert!(five.contains(&1), "the fact is among the first five: {five:?}");
+        assert!(five.contains(&112), "{five:?}");
+        assert!(five.contains(&2) && five.contains(&3), "{five:?}");
+        assert_eq!(
+            five.iter().filter(|id| (100..112).contains(*id)).count(),
+            1,
+            "{five:?}"
+        );
+        // By score alone the fact would be below all twelve.
+        let hits = index.search(&query(40));
+        let score = |id: u128| hits.iter().find(|h| h.id.as_u128() == id).unwrap().score;
+        assert!((100..112).all(|id| score(id) > score(1)), "{hits:?}");
+        let all = ids(40);
+        assert_eq!(all.len(), 16);
+        assert_eq!(&all[..5], &five[..], "pages of one search agree");
+        assert_eq!(&ids(3)[..], &five[..3]);
     }
 
     proptest! {
