@@ -38,7 +38,12 @@ pub struct Lexical {
     /// Weighted length by slot (0 for a removed slot).
     lengths: Vec<f32>,
     total_length: f64,
+    /// Live memories (for the average length).
     docs: u32,
+    /// Memories added since the index was built, live or removed: the
+    /// population the postings count (a removed memory's stay until a
+    /// rebuild), so each term's document frequency is at most this.
+    added: u32,
 }
 
 /// A slot `score` asked about and did not admit (no real count reaches it).
@@ -129,6 +134,7 @@ impl Lexical {
         self.lengths[slot as usize] = length;
         self.total_length += length as f64;
         self.docs += 1;
+        self.added += 1;
     }
 
     /// Takes `slot` out of the statistics; its postings stay until the
@@ -145,7 +151,7 @@ impl Lexical {
     /// accepts, with how many of the terms each matched, unordered.
     /// `terms` are query terms (distinct).
     pub fn score(&self, terms: &[String], admit: impl Fn(u32) -> bool) -> Vec<(u32, f32, u16)> {
-        let n = self.docs.max(1) as f32;
+        let n = self.population();
         let average = (self.total_length / self.docs.max(1) as f64).max(1.0) as f32;
         SUMS.with_borrow_mut(|sums| {
             // Dense by slot (a frequent term's postings are summed without
@@ -173,9 +179,8 @@ impl Lexical {
                         continue;
                     }
                     let norm = K1 * (1.0 - B + B * length / average);
-                    // A match scores above 0 even where the idf is 0 (a
-                    // term in every memory, or in more postings than live
-                    // memories after edits): it is still a hit.
+                    // A match scores above 0 whatever the idf's rounding:
+                    // it is still a hit.
                     sum.score += idf * p.wtf * (K1 + 1.0) / (p.wtf + norm) + f32::MIN_POSITIVE;
                     sum.matched += 1;
                 }
@@ -190,12 +195,22 @@ impl Lexical {
         })
     }
 
+    /// The `N` of idf: memories added, removed ones included, as the
+    /// document frequencies count them (Lucene counts deleted documents in
+    /// both until a merge, for the same reason). Counting only live ones
+    /// made an edited memory's words as common as words in every memory:
+    /// after two edits a word of one memory had more postings than the
+    /// project had live memories, and an idf of 0.
+    fn population(&self) -> f32 {
+        self.added.max(1) as f32
+    }
+
     /// The most a memory could score for `terms` (each term's idf × (k1 + 1),
     /// its saturation limit; a term no memory holds at its highest idf):
     /// what fusion divides BM25F by, so that a memory matching only the
     /// query's common words scores low however it ranks.
     pub fn max_score(&self, terms: &[String]) -> f32 {
-        let n = self.docs.max(1) as f32;
+        let n = self.population();
         terms
             .iter()
             .map(|t| {
@@ -353,15 +368,19 @@ mod tests {
     }
 
     #[test]
-    fn a_match_is_a_hit_even_where_its_terms_idf_is_zero() {
+    fn an_edited_memorys_words_keep_their_idf() {
         let mut index = Lexical::default();
-        // Edited twice: the old texts' postings stay (dead), so the term
-        // has more postings than there are live memories and its idf is 0.
+        // Edited: the old text's postings stay (dead) until a rebuild, so
+        // `blue` has two postings and one live memory holds it.
         index.add(0, &body("deploys use the blue cluster"));
         index.remove(0);
         index.add(1, &body("deploys use the blue cluster, green now"));
         let s = index.score(&["blue".into()], |_| true);
         assert_eq!(s.len(), 1);
-        assert!(s[0].1 > 0.0, "a matching memory scores above 0: {s:?}");
+        // Counted against live memories only, the idf was 0 and the match
+        // scored next to nothing; counted against what the postings count
+        // (the removed memory too), the word keeps a weight, if a smaller
+        // one than a word never edited.
+        assert!(s[0].1 > 0.1, "an edited memory's word keeps its weight: {s:?}");
     }
 }
