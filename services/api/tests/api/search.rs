@@ -1241,16 +1241,18 @@ async fn matches_across_every_ring_of_days_are_all_ranked_and_paged() {
     // 250 matches a day and a bit apart reach back 260 days. Two title
     // matches sit among them, the older past the 200th newest match: both
     // are ranked (first and second), and paging walks all 252 matches.
+    // (Their titles differ: a memory that repeats a better one word for
+    // word gives way among the first hits; `cairn-retrieval` tests that.)
     let app = spawn_app().await;
     let at = base();
     gadgets_every(&app, 250, 25, at).await;
-    let title = |hours_ago| Obs {
-        title: "Gadget registry",
+    let title = |title, hours_ago| Obs {
+        title,
         hours_ago,
         ..Obs::default()
     };
-    let newer = insert(&app, at, title(25 * 199 + 12)).await;
-    let older = insert(&app, at, title(25 * 200 + 12)).await;
+    let newer = insert(&app, at, title("Gadget registry", 25 * 199 + 12)).await;
+    let older = insert(&app, at, title("Registry gadget", 25 * 200 + 12)).await;
     let body = search(&app, "query=gadget&limit=100").await;
     let ids = hit_ids(&body);
     assert_eq!(
