@@ -69,8 +69,9 @@ fn hash_text(text: &Fields<String>) -> u64 {
 
 /// Reorders `hits` (best first) so that each hit whose text a better hit
 /// already has, word for word, comes after all the hits whose texts are
-/// their own, each group in its order. A routine note written a hundred
-/// times then takes one place among the first, not a hundred.
+/// their own, each group in its order. Twelve copies of a routine note
+/// among the first 20 then take one place there, not twelve (copies that
+/// fill all 20 by themselves still fill them: nothing deeper is looked at).
 fn say_each_once(hits: &mut [(u32, f64)], text: impl Fn(u32) -> u64) {
     let mut seen = std::collections::HashSet::with_capacity(hits.len());
     let (firsts, repeats): (Vec<_>, Vec<_>) = hits.iter().partition(|(slot, _)| seen.insert(text(*slot)));
