@@ -37,10 +37,10 @@ struct Slot {
 /// Vectors kept from the semantic arm's scan for fusion, at least.
 pub const SEMANTIC_POOL: usize = 400;
 
-/// The best this many hits of a search are ordered so that a hit whose
-/// text repeats a better one's comes after every hit with a text of its
-/// own (`say_each_once`); past them, by score alone. A constant, not the
-/// hits wanted, so that pages of one search agree.
+/// A search's first hits hold this many different texts, when it has them:
+/// a hit whose text repeats a better one's comes after the best hit of
+/// each of them (`say_each_once`); past them, hits go by score alone. A
+/// constant, not the hits wanted, so that pages of one search agree.
 pub const SAY_ONCE_DEPTH: usize = 20;
 
 /// A memory as indexed: id, source, attributes, text hash, has a vector.
@@ -67,13 +67,26 @@ fn hash_text(text: &Fields<String>) -> u64 {
     h.finish()
 }
 
-/// Reorders `hits` (best first) so that each hit whose text a better hit
-/// already has, word for word, comes after all the hits whose texts are
-/// their own, each group in its order. Twelve copies of a routine note
-/// among the first 20 then take one place there, not twelve (copies that
-/// fill all 20 by themselves still fill them: nothing deeper is looked at).
+/// How many of the best-first `texts` it takes to meet `SAY_ONCE_DEPTH`
+/// different ones; `None` when they hold fewer.
+fn texts_met(texts: impl Iterator<Item = u64>) -> Option<usize> {
+    let mut seen = std::collections::HashSet::with_capacity(SAY_ONCE_DEPTH);
+    texts
+        .enumerate()
+        .find(|(_, t)| seen.insert(*t) && seen.len() == SAY_ONCE_DEPTH)
+        .map(|(at, _)| at + 1)
+}
+
+/// Reorders `hits` (best first, every hit that could rank) so that they
+/// open with the best hit of each of their first `SAY_ONCE_DEPTH`
+/// different texts, in order; the hits these pass over (repeats of a
+/// better hit's text, word for word) follow, then the rest, by score.
+/// Sixty copies of a routine note above everything else then take one of
+/// the first 20 places, not all 20.
 fn say_each_once(hits: &mut [(u32, f64)], text: impl Fn(u32) -> u64) {
-    let mut seen = std::collections::HashSet::with_capacity(hits.len());
+    let depth = texts_met(hits.iter().map(|(slot, _)| text(*slot))).unwrap_or(hits.len());
+    let hits = &mut hits[..depth];
+    let mut seen = std::collections::HashSet::with_capacity(SAY_ONCE_DEPTH);
     let (firsts, repeats): (Vec<_>, Vec<_>) = hits.iter().partition(|(slot, _)| seen.insert(text(*slot)));
     for (to, hit) in hits.iter_mut().zip(firsts.into_iter().chain(repeats)) {
         *to = hit;
@@ -175,8 +188,9 @@ impl ProjectIndex {
     /// pool's lowest; only the state and recency factors, ×0.25..×1.1,
     /// could reorder at that edge).
     ///
-    /// The first `SAY_ONCE_DEPTH` are ordered by [`say_each_once`], so they
-    /// are found as if that many were wanted.
+    /// The first hits are ordered by [`say_each_once`], so at least
+    /// `SAY_ONCE_DEPTH` are looked for, and the pruning keeps whatever
+    /// could rank among the best hits of that many different texts.
     pub fn search(&self, asked: &Query<'_>) -> Vec<Hit> {
         let q = &Query {
             want: asked.want.max(SAY_ONCE_DEPTH),
@@ -254,13 +268,17 @@ impl ProjectIndex {
                 .then(y.attrs.created_at.cmp(&x.attrs.created_at))
                 .then(y.id.cmp(&x.id))
         };
+        let text = |slot: u32| self.slots[slot as usize].text_hash;
         if hits.len() > q.want && q.want > 0 {
             hits.select_nth_unstable_by(q.want - 1, order);
-            hits.truncate(q.want);
+            // The wanted best hold the first hits' different texts, unless
+            // copies crowd them out: then every hit is ordered.
+            if texts_met(hits[..q.want].iter().map(|(slot, _)| text(*slot))).is_some() {
+                hits.truncate(q.want);
+            }
         }
         hits.sort_by(order);
-        let depth = hits.len().min(SAY_ONCE_DEPTH);
-        say_each_once(&mut hits[..depth], |slot| self.slots[slot as usize].text_hash);
+        say_each_once(&mut hits, text);
         hits.truncate(asked.want);
         // Each arm's own score of the hits kept (for gates and reports).
         let mut raw: std::collections::HashMap<u32, (f32, f32, u16)> =
@@ -331,8 +349,19 @@ impl ProjectIndex {
             return;
         }
         let at = q.want - 1;
-        matched.select_nth_unstable_by(at, |a, b| b.1.total_cmp(&a.1));
-        let floor = matched[..q.want]
+        let best_first = |a: &(u32, f32, u16), b: &(u32, f32, u16)| b.1.total_cmp(&a.1);
+        matched.select_nth_unstable_by(at, best_first);
+        // The floor is a score that `want` matches, holding at least
+        // `SAY_ONCE_DEPTH` different texts, all reach.
+        let text = |m: &(u32, f32, u16)| self.slots[m.0 as usize].text_hash;
+        let known = match texts_met(matched[..q.want].iter().map(text)) {
+            Some(_) => q.want,
+            None => {
+                matched.sort_unstable_by(best_first);
+                texts_met(matched.iter().map(text)).map_or(matched.len(), |n| n.max(q.want))
+            }
+        };
+        let floor = matched[..known]
             .iter()
             .map(|(slot, s, _)| *s as f64 * self.factor(*slot, q))
             .fold(f64::INFINITY, f64::min);
@@ -386,18 +415,32 @@ impl ProjectIndex {
         rest.select_nth_unstable_by(top - 1, |a, b| b.1.total_cmp(&a.1));
         let best: Vec<u32> = rest[..top].iter().map(|(slot, _)| *slot).collect();
         let cosines = self.semantic.similarities(probe, &best);
-        let mut known: Vec<f64> = pool
+        let text = |slot: u32| self.slots[slot as usize].text_hash;
+        let mut known: Vec<(f64, u64)> = pool
             .iter()
-            .map(|(slot, c)| fuse::semantic_norm(*c) as f64 * (1.0 - weight) as f64 * self.factor(*slot, q))
+            .map(|(slot, c)| {
+                let score = fuse::semantic_norm(*c) as f64 * (1.0 - weight) as f64 * self.factor(*slot, q);
+                (score, text(*slot))
+            })
             .chain(rest[..top].iter().map(|(slot, s)| {
                 let cosine = cosines.iter().find(|(c, _)| c == slot).map_or(0.0, |(_, c)| *c);
-                fused(*s, cosine) as f64 * self.factor(*slot, q)
+                (fused(*s, cosine) as f64 * self.factor(*slot, q), text(*slot))
             }))
             .collect();
+        // As in `keep_could_rank`: reached by `want` hits holding at least
+        // `SAY_ONCE_DEPTH` different texts (0 when those are not known).
+        let best_first = |a: &(f64, u64), b: &(f64, u64)| b.0.total_cmp(&a.0);
         let floor = match known.len() >= q.want {
             true => {
                 let at = q.want - 1;
-                *known.select_nth_unstable_by(at, |a, b| b.total_cmp(a)).1
+                known.select_nth_unstable_by(at, best_first);
+                match texts_met(known[..q.want].iter().map(|k| k.1)) {
+                    Some(_) => known[at].0,
+                    None => {
+                        known.sort_unstable_by(best_first);
+                        texts_met(known.iter().map(|k| k.1)).map_or(0.0, |n| known[n.max(q.want) - 1].0)
+                    }
+                }
             }
             false => 0.0,
         };
@@ -489,8 +532,7 @@ mod tests {
                 .then(y.attrs.created_at.cmp(&x.attrs.created_at))
                 .then(y.id.cmp(&x.id))
         });
-        let depth = hits.len().min(SAY_ONCE_DEPTH);
-        say_each_once(&mut hits[..depth], |slot| index.slots[slot as usize].text_hash);
+        say_each_once(&mut hits, |slot| index.slots[slot as usize].text_hash);
         hits.truncate(q.want);
         hits.into_iter()
             .map(|(slot, s)| (index.slots[slot as usize].id, s))
@@ -623,6 +665,97 @@ mod tests {
         assert_eq!(&ids(3)[..], &five[..3]);
     }
 
+    #[test]
+    fn copies_that_outscore_everything_else_still_take_one_of_the_first_places() {
+        let now = Utc::now();
+        let attrs = |hours: i64| Attrs {
+            created_at: now - Duration::hours(hours),
+            state: State::Live,
+            kind: Some("change".into()),
+            session_id: None,
+            feedback: 1.0,
+            private_to: None,
+        };
+        let mut index = ProjectIndex::default();
+        let routine = unit(7, 0, 32);
+        for i in 0..60u128 {
+            let id = Uuid::from_u128(1000 + i);
+            let body = "deploy pipeline deploy pipeline run finished green";
+            index.upsert(Doc::observation(
+                id,
+                attrs(i as i64),
+                "Deploy pipeline run",
+                "",
+                &[],
+                body,
+                "",
+                &[],
+            ));
+            index.set_vector(id, &routine);
+        }
+        for i in 0..25u128 {
+            let id = Uuid::from_u128(1 + i);
+            let (title, body) = (
+                format!("Deploy note {i}"),
+                format!("the deploy pipeline step {i} changed"),
+            );
+            index.upsert(Doc::observation(
+                id,
+                attrs(500 + i as i64),
+                &title,
+                "",
+                &[],
+                &body,
+                "",
+                &[],
+            ));
+            index.set_vector(id, &unit(100 + i as u64, 0, 32));
+        }
+        let filters = Filters::default();
+        for mode in [Mode::Lexical, Mode::Hybrid] {
+            let query = |want: usize| Query {
+                project_id: Uuid::nil(),
+                text: "deploy pipeline",
+                exclude: "",
+                vector: Some(routine.as_slice()),
+                filters: &filters,
+                as_of: now,
+                summaries: true,
+                mode,
+                want,
+                lexical_weight: None,
+            };
+            let copy = |h: &Hit| h.id.as_u128() >= 1000;
+            let all = index.search(&query(100));
+            assert_eq!(all.len(), 85, "{mode:?}");
+            let lowest_copy = all
+                .iter()
+                .filter(|h| copy(h))
+                .map(|h| h.score)
+                .fold(f64::INFINITY, f64::min);
+            let best_note = all
+                .iter()
+                .filter(|h| !copy(h))
+                .map(|h| h.score)
+                .fold(0.0, f64::max);
+            assert!(
+                lowest_copy > best_note,
+                "{mode:?}: by score every copy is above every note"
+            );
+            let first = index.search(&query(20));
+            assert_eq!(first.iter().filter(|h| copy(h)).count(), 1, "{mode:?}: {first:?}");
+            assert!(copy(&first[0]), "the best hit keeps its place");
+            let ids = |hits: &[Hit]| hits.iter().map(|h| h.id).collect::<Vec<_>>();
+            assert_eq!(
+                ids(&first),
+                ids(&all[..20]),
+                "{mode:?}: pages of one search agree"
+            );
+            assert!(all[20..79].iter().all(copy), "{mode:?}: the other copies follow");
+            assert_eq!(ids(&index.search(&query(5))), ids(&first[..5]), "{mode:?}");
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
 
@@ -636,6 +769,8 @@ mod tests {
             weight in 0.05f32..0.95,
             words in 1usize..6,
             lexical_only in any::<bool>(),
+            copies in prop_oneof![Just(0usize), 1usize..80],
+            copies_near in any::<bool>(),
         ) {
             let vocabulary = ["deploy", "pipeline", "secret", "registry", "cache", "timeout", "retry", "invoice", "session", "token", "index", "query"];
             let now = Utc::now();
@@ -661,6 +796,26 @@ mod tests {
             let text: Vec<&str> = (0..words as u64).map(|k| pick(seed % 97, 50 + k)).collect();
             let text = text.join(" ");
             let vector = unit(seed + 1, seed % 2, 32);
+            // Copies of one note that says the query itself, most of them
+            // above every other memory (those past `SAY_ONCE_DEPTH` included),
+            // near the query's vector (in the semantic pool) or far from it.
+            let copy_vector = match copies_near {
+                true => vector.clone(),
+                false => unit(seed + 3, (seed + 1) % 2, 32),
+            };
+            for i in 0..copies as u64 {
+                let id = Uuid::from_u128(1_000_000 + i as u128);
+                let attrs = Attrs {
+                    created_at: now - Duration::minutes(((seed + i * 11) % 300) as i64),
+                    state: State::Live,
+                    kind: Some("discovery".into()),
+                    session_id: None,
+                    feedback: 1.5,
+                    private_to: None,
+                };
+                index.upsert(Doc::observation(id, attrs, &text, "", &[], &text, "", &[]));
+                index.set_vector(id, &copy_vector);
+            }
             let filters = Filters::default();
             let q = Query {
                 project_id: Uuid::nil(),
