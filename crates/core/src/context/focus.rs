@@ -6,7 +6,11 @@
 
 use std::collections::HashSet;
 
-use super::gather::ObservationItem;
+use super::{gather::ObservationItem, markdown::FACT_CHARS};
+
+/// The fewest characters worth giving a fact or a narrative: less shows
+/// a few words cut from their sentence.
+pub const MIN_PIECE: usize = 40;
 
 /// The prompt's terms, as the retrieval engine's tokeniser makes them
 /// (lower-case, stemmed, code-aware, stop words left out).
@@ -33,17 +37,33 @@ impl Focus {
     }
 
     /// The item with its facts reordered (most terms first, stable) and
-    /// each fact and the narrative cut to `fact_chars` around the terms.
-    pub fn apply(&self, item: &ObservationItem, fact_chars: usize) -> ObservationItem {
-        let mut facts: Vec<(usize, String)> = item
-            .facts
-            .iter()
-            .map(|f| (self.score(f), self.excerpt(f, fact_chars)))
-            .collect();
-        facts.sort_by_key(|f| std::cmp::Reverse(f.0));
+    /// cut to share `room` characters with the narrative: each fact in
+    /// that order gets what the ones before it left, at most a fact line's
+    /// length, and the narrative what the facts left. Each is then cut at
+    /// its sentences by [`Self::excerpt`], not mid-word by the block's or
+    /// the line's length; one left less than [`MIN_PIECE`] is not shown.
+    pub fn apply(&self, item: &ObservationItem, room: usize) -> ObservationItem {
+        let mut ranked: Vec<(usize, &String)> = item.facts.iter().map(|f| (self.score(f), f)).collect();
+        ranked.sort_by_key(|f| std::cmp::Reverse(f.0));
+        let mut left = room;
+        let mut facts = Vec::new();
+        for (_, fact) in ranked {
+            // The excerpt may run a character past its room (its ellipses).
+            let piece = left.min(FACT_CHARS - 2);
+            if piece < MIN_PIECE {
+                break;
+            }
+            let shown = self.excerpt(fact, piece);
+            left = left.saturating_sub(shown.chars().count() + 3);
+            facts.push(shown);
+        }
+        let narrative = match left >= MIN_PIECE {
+            true => self.excerpt(&item.narrative, left),
+            false => String::new(),
+        };
         ObservationItem {
-            facts: facts.into_iter().map(|(_, f)| f).collect(),
-            narrative: self.excerpt(&item.narrative, fact_chars),
+            facts,
+            narrative,
             ..item.clone()
         }
     }
@@ -63,6 +83,7 @@ impl Focus {
             .map(|(at, s)| (self.score(s), at))
             .collect();
         ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let ranked_first = ranked.first().copied();
         let mut chosen = Vec::new();
         let mut used = 0;
         for (_, at) in ranked {
@@ -74,11 +95,17 @@ impl Focus {
             chosen.push(at);
         }
         if chosen.is_empty() {
-            return sentences[0]
-                .chars()
-                .take(max.saturating_sub(1))
-                .collect::<String>()
-                + "…";
+            // No sentence fits: the one holding the most terms (the first of
+            // equals), cut after its last whole word that fits.
+            let best = ranked_first.map_or(0, |(_, at)| at);
+            let opening = if best > 0 { "… " } else { "" };
+            let room = max.saturating_sub(1 + opening.chars().count());
+            let cut: String = sentences[best].chars().take(room).collect();
+            let words = match cut.rfind(char::is_whitespace) {
+                Some(at) if at > 0 => cut[..at].trim_end(),
+                _ => cut.as_str(),
+            };
+            return format!("{opening}{words}…");
         }
         chosen.sort_unstable();
         let mut out = String::new();
@@ -146,6 +173,94 @@ mod tests {
         assert!(
             none.starts_with("The refunds migration") && none.ends_with('…'),
             "{none}"
+        );
+    }
+
+    fn item(facts: Vec<String>, narrative: &str) -> ObservationItem {
+        ObservationItem {
+            id: uuid::Uuid::nil(),
+            kind: "turn summary".into(),
+            title: "Requests to the shipping service time out under load".into(),
+            subtitle: String::new(),
+            facts,
+            narrative: narrative.into(),
+            files_read: vec![],
+            files_modified: vec![],
+            created_at: chrono::Utc::now(),
+            state: crate::memory::lifecycle::MemoryState::Live,
+            root: None,
+        }
+    }
+
+    /// A turn's notes on what it read: thirty settings of one file in one
+    /// fact, the asked one among them.
+    fn settings_read() -> String {
+        let mut settings: Vec<String> = (0..30)
+            .map(|i| format!("config/shipping.toml: request_{i} = {}", 100 + i))
+            .collect();
+        settings.insert(21, "config/shipping.toml: max_connections = 42".into());
+        format!("learned: Noted in what was read and run: {}", settings.join("; "))
+    }
+
+    #[test]
+    fn a_long_list_of_settings_shows_the_asked_one_whole_within_its_line() {
+        let focus = Focus::of("What is max_connections for shipping?");
+        let shown = focus.apply(&item(vec![settings_read()], ""), 900);
+        let fact = &shown.facts[0];
+        assert!(fact.contains("max_connections = 42;"), "{fact}");
+        assert!(fact.chars().count() <= FACT_CHARS, "{fact}");
+        // The line is shown as the excerpt made it: cut between settings,
+        // never inside one.
+        let block = super::super::markdown::detail(&shown, 2000);
+        let line = block.lines().find(|l| l.contains("max_connections")).unwrap();
+        assert_eq!(line, format!("- {fact}"));
+        assert!(line.ends_with(" …") || line.ends_with(';'), "{line}");
+    }
+
+    #[test]
+    fn facts_and_the_narrative_share_the_room_and_the_block_is_not_cut() {
+        let focus = Focus::of("What is max_connections for shipping?");
+        let sentence = |i: usize| format!("Step {i} of the load test ran for a while and then finished.");
+        let long = |from: usize| (from..from + 6).map(sentence).collect::<Vec<_>>().join(" ");
+        let original = item(vec![long(0), settings_read(), long(10)], &long(20));
+        let room = 420;
+        let shown = focus.apply(&original, room);
+        assert!(
+            shown.facts[0].contains("max_connections = 42"),
+            "the fact with the terms first: {shown:?}"
+        );
+        let used: usize = shown
+            .facts
+            .iter()
+            .chain([&shown.narrative].into_iter().filter(|n| !n.is_empty()))
+            .map(|t| t.chars().count() + 3)
+            .sum();
+        assert!(
+            used <= room + 1,
+            "{used} characters for a room of {room}: {shown:?}"
+        );
+        assert!(
+            shown.facts.len() < 3 || shown.narrative.is_empty(),
+            "something gave way: {shown:?}"
+        );
+        // The block's own cut (which can fall mid-word) is not needed:
+        // a third of the share is the heading's, as `prompt::render` gives.
+        let block = super::super::markdown::detail(&shown, room * 3 / 2);
+        assert!(!block.ends_with("…\n") || block.ends_with(" …\n"), "{block}");
+        assert_eq!(block, super::super::markdown::detail(&shown, usize::MAX));
+    }
+
+    #[test]
+    fn a_sentence_too_long_for_its_room_is_the_one_with_the_terms_cut_at_a_word() {
+        let text = "The opening sentence says nothing much at all about anything here. \
+                    The pool of the accounts database holds max_connections twelve, set in config/accounts.toml by the platform team";
+        let out = Focus::of("accounts pool max_connections").excerpt(text, 60);
+        assert!(out.starts_with("… The pool of the accounts"), "{out}");
+        assert!(out.ends_with('…') && out.chars().count() <= 60, "{out}");
+        let cut_word = out.trim_end_matches('…').rsplit(' ').next().unwrap();
+        assert!(
+            text.contains(&format!(" {cut_word} ")),
+            "ends at a whole word: {out}"
         );
     }
 

@@ -100,6 +100,9 @@ pub fn stale_marker(o: &ObservationItem) -> &'static str {
     }
 }
 
+/// The longest a fact's line is shown in [`detail`].
+pub const FACT_CHARS: usize = 300;
+
 pub fn detail(o: &ObservationItem, max_chars: usize) -> String {
     let mut out = format!(
         "### {}{} ({}, {}, `{}`)\n",
@@ -113,7 +116,7 @@ pub fn detail(o: &ObservationItem, max_chars: usize) -> String {
         out.push_str(&format!("{}\n", one_line(&o.subtitle, 200)));
     }
     for fact in &o.facts {
-        out.push_str(&format!("- {}\n", one_line(fact, 300)));
+        out.push_str(&format!("- {}\n", one_line(fact, FACT_CHARS)));
     }
     let narrative = without_boilerplate(&o.narrative);
     if !narrative.is_empty() {
