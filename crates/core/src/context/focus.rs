@@ -69,7 +69,8 @@ impl Focus {
     }
 
     /// `text` when it fits in `max` characters; otherwise its sentences
-    /// that hold the most terms (ties: earlier first), shown in their own
+    /// that hold the most terms (ties: the nearest to a sentence holding a
+    /// term, the next before the previous, then the earlier), shown in their own
     /// order within `max`, with ` … ` where sentences were left out.
     pub fn excerpt(&self, text: &str, max: usize) -> String {
         let text = text.trim();
@@ -77,12 +78,20 @@ impl Focus {
             return text.to_string();
         }
         let sentences = sentences(text);
-        let mut ranked: Vec<(usize, usize)> = sentences
-            .iter()
-            .enumerate()
-            .map(|(at, s)| (self.score(s), at))
-            .collect();
-        ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let scores: Vec<usize> = sentences.iter().map(|s| self.score(s)).collect();
+        let held: Vec<usize> = (0..scores.len()).filter(|at| scores[*at] > 0).collect();
+        // Among equals, the nearest to a sentence holding a term first, the
+        // one after it before the one before it: a sentence's neighbours
+        // (the next setting of a list, the sentence that goes on) are more
+        // often what was asked about than the text's opening.
+        let distance = |at: usize| {
+            held.iter()
+                .map(|&h| if at > h { 2 * (at - h) - 1 } else { 2 * (h - at) })
+                .min()
+                .unwrap_or(usize::MAX)
+        };
+        let mut ranked: Vec<(usize, usize)> = scores.iter().copied().zip(0..).collect();
+        ranked.sort_by_key(|(score, at)| (std::cmp::Reverse(*score), distance(*at), *at));
         let ranked_first = ranked.first().copied();
         let mut chosen = Vec::new();
         let mut used = 0;
@@ -262,6 +271,20 @@ mod tests {
             text.contains(&format!(" {cut_word} ")),
             "ends at a whole word: {out}"
         );
+    }
+
+    #[test]
+    fn a_settings_neighbours_come_before_the_lists_opening() {
+        let list = "config/gateway.toml: timeout_ms = 900; config/gateway.toml: pool = 8; \
+                    config/gateway.toml: region = eu-west-1; config/gateway.toml: max_attempts = 7; \
+                    config/gateway.toml: backoff_base_ms = 250; config/gateway.toml: jitter = full";
+        let out = Focus::of("How many attempts, and what delay between them?").excerpt(list, 110);
+        assert!(out.contains("max_attempts = 7;"), "{out}");
+        assert!(
+            out.contains("backoff_base_ms = 250;"),
+            "the held setting's neighbour: {out}"
+        );
+        assert!(!out.contains("timeout_ms"), "{out}");
     }
 
     #[test]
