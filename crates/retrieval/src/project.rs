@@ -224,8 +224,8 @@ impl ProjectIndex {
         let semantic = match (semantic_on, q.vector) {
             (true, Some(v)) => {
                 let probe = self.semantic.probe(v);
-                let size = SEMANTIC_POOL.max(q.want.saturating_mul(4));
-                let mut pool = self.semantic.top_of(&probe, size, admit);
+                let (mut pool, size) =
+                    self.semantic_pool(&probe, SEMANTIC_POOL.max(q.want.saturating_mul(4)), admit);
                 let rest: Vec<u32> = POOLED.with_borrow_mut(|pooled| {
                     pooled.begin(self.slots.len());
                     pool.iter().for_each(|(slot, _)| pooled.set(*slot, ()));
@@ -313,6 +313,27 @@ impl ProjectIndex {
                 }
             })
             .collect()
+    }
+
+    /// The semantic arm's best `size`, widened (four times each round)
+    /// until they hold `SAY_ONCE_DEPTH` different texts or every admitted
+    /// vector, so that copies of one note nearest the query cannot fill the
+    /// pool and keep out what only the semantic arm finds; and the size
+    /// used.
+    fn semantic_pool(
+        &self,
+        probe: &crate::semantic::Probe,
+        mut size: usize,
+        admit: impl Fn(u32) -> bool + Copy,
+    ) -> (Vec<(u32, f32)>, usize) {
+        loop {
+            let pool = self.semantic.top_of(probe, size, admit);
+            let texts = pool.iter().map(|(slot, _)| self.slots[*slot as usize].text_hash);
+            if pool.len() < size || texts_met(texts).is_some() {
+                return (pool, size);
+            }
+            size = size.saturating_mul(4);
+        }
     }
 
     /// What the final score multiplies a fused score by: state, feedback
@@ -504,9 +525,7 @@ mod tests {
         let (pool, weight, max) = match q.vector {
             Some(v) => {
                 let probe = index.semantic.probe(v);
-                let mut pool = index
-                    .semantic
-                    .top_of(&probe, SEMANTIC_POOL.max(q.want * 4), admit);
+                let (mut pool, _) = index.semantic_pool(&probe, SEMANTIC_POOL.max(q.want * 4), admit);
                 let rest: Vec<u32> = lexical
                     .iter()
                     .map(|(slot, _)| *slot)
@@ -753,6 +772,79 @@ mod tests {
             );
             assert!(all[20..79].iter().all(copy), "{mode:?}: the other copies follow");
             assert_eq!(ids(&index.search(&query(5))), ids(&first[..5]), "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn copies_that_fill_the_semantic_pool_do_not_keep_out_what_only_meaning_finds() {
+        let now = Utc::now();
+        let attrs = |hours: i64| Attrs {
+            created_at: now - Duration::hours(hours),
+            state: State::Live,
+            kind: Some("change".into()),
+            session_id: None,
+            feedback: 1.0,
+            private_to: None,
+        };
+        let mut index = ProjectIndex::default();
+        let routine = unit(7, 0, 32);
+        let copies = SEMANTIC_POOL as u128 + 50;
+        for i in 0..copies {
+            let id = Uuid::from_u128(10_000 + i);
+            let body = "deploy pipeline run finished green";
+            index.upsert(Doc::observation(
+                id,
+                attrs(i as i64 % 90),
+                "Deploy pipeline run",
+                "",
+                &[],
+                body,
+                "",
+                &[],
+            ));
+            index.set_vector(id, &routine);
+        }
+        // Near the query by meaning, without its words.
+        for i in 0..25u128 {
+            let id = Uuid::from_u128(1 + i);
+            let (title, body) = (
+                format!("Rollout note {i}"),
+                format!("the rollout step {i} changed"),
+            );
+            index.upsert(Doc::observation(
+                id,
+                attrs(500 + i as i64),
+                &title,
+                "",
+                &[],
+                &body,
+                "",
+                &[],
+            ));
+            let near: Vec<f32> = routine
+                .iter()
+                .zip(unit(100 + i as u64, 1, 32))
+                .map(|(a, b)| a + 0.5 * b)
+                .collect();
+            index.set_vector(id, &near);
+        }
+        let filters = Filters::default();
+        for mode in [Mode::Semantic, Mode::Hybrid] {
+            let q = Query {
+                project_id: Uuid::nil(),
+                text: "deploy pipeline",
+                exclude: "",
+                vector: Some(routine.as_slice()),
+                filters: &filters,
+                as_of: now,
+                summaries: true,
+                mode,
+                want: 20,
+                lexical_weight: None,
+            };
+            let hits = index.search(&q);
+            let notes = hits.iter().filter(|h| h.id.as_u128() < 10_000).count();
+            assert_eq!(notes, 19, "{mode:?}: one copy, then what meaning finds: {hits:?}");
         }
     }
 
