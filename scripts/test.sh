@@ -29,7 +29,8 @@ export CAIRN_TEST_DATABASE_URL="${CAIRN_TEST_DATABASE_URL:-$CAIRN_PG_ADMIN_URL}"
 # it: they are dropped before the run (an earlier run's) and after it
 # (one still in use, by a bench say, is left alone).
 drop_test_databases() {
-    psql "$CAIRN_TEST_DATABASE_URL" -Atqc "SELECT datname FROM pg_database WHERE datname LIKE 'cairn_test_%'" |
+    psql "$CAIRN_TEST_DATABASE_URL" -Atqc "SELECT datname FROM pg_database d WHERE datname LIKE 'cairn_test_%'
+        AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = d.datname)" |
         while read -r db; do psql "$CAIRN_TEST_DATABASE_URL" -qc "DROP DATABASE IF EXISTS \"$db\"" || true; done
 }
 drop_test_databases
