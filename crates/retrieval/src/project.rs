@@ -77,6 +77,25 @@ fn texts_met(texts: impl Iterator<Item = u64>) -> Option<usize> {
         .map(|(at, _)| at + 1)
 }
 
+/// Puts the best of `items` (by `order`) first until they hold `want`
+/// items and `SAY_ONCE_DEPTH` different texts, and says how many that
+/// took; `None` when all of them hold fewer texts. The best `want` are
+/// selected, not sorted, unless copies crowd them: then all are sorted.
+/// `want` must be in `1..=items.len()`.
+fn best_holding_texts<T>(
+    items: &mut [T],
+    want: usize,
+    order: impl Fn(&T, &T) -> std::cmp::Ordering + Copy,
+    text: impl Fn(&T) -> u64 + Copy,
+) -> Option<usize> {
+    items.select_nth_unstable_by(want - 1, order);
+    if texts_met(items[..want].iter().map(text)).is_some() {
+        return Some(want);
+    }
+    items.sort_unstable_by(order);
+    texts_met(items.iter().map(text)).map(|n| n.max(want))
+}
+
 /// Reorders `hits` (best first, every hit that could rank) so that they
 /// open with the best hit of each of their first `SAY_ONCE_DEPTH`
 /// different texts, in order; the hits these pass over (repeats of a
@@ -270,11 +289,10 @@ impl ProjectIndex {
         };
         let text = |slot: u32| self.slots[slot as usize].text_hash;
         if hits.len() > q.want && q.want > 0 {
-            hits.select_nth_unstable_by(q.want - 1, order);
-            // The wanted best hold the first hits' different texts, unless
-            // copies crowd them out: then every hit is ordered.
-            if texts_met(hits[..q.want].iter().map(|(slot, _)| text(*slot))).is_some() {
-                hits.truncate(q.want);
+            // Past the first that hold the wanted and their different
+            // texts, no hit can be shown.
+            if let Some(n) = best_holding_texts(&mut hits, q.want, order, |h| text(h.0)) {
+                hits.truncate(n);
             }
         }
         hits.sort_by(order);
@@ -369,19 +387,11 @@ impl ProjectIndex {
         if q.want == 0 || matched.len() <= q.want {
             return;
         }
-        let at = q.want - 1;
-        let best_first = |a: &(u32, f32, u16), b: &(u32, f32, u16)| b.1.total_cmp(&a.1);
-        matched.select_nth_unstable_by(at, best_first);
         // The floor is a score that `want` matches, holding at least
         // `SAY_ONCE_DEPTH` different texts, all reach.
+        let best_first = |a: &(u32, f32, u16), b: &(u32, f32, u16)| b.1.total_cmp(&a.1);
         let text = |m: &(u32, f32, u16)| self.slots[m.0 as usize].text_hash;
-        let known = match texts_met(matched[..q.want].iter().map(text)) {
-            Some(_) => q.want,
-            None => {
-                matched.sort_unstable_by(best_first);
-                texts_met(matched.iter().map(text)).map_or(matched.len(), |n| n.max(q.want))
-            }
-        };
+        let known = best_holding_texts(matched, q.want, best_first, text).unwrap_or(matched.len());
         let floor = matched[..known]
             .iter()
             .map(|(slot, s, _)| *s as f64 * self.factor(*slot, q))
@@ -453,15 +463,7 @@ impl ProjectIndex {
         let best_first = |a: &(f64, u64), b: &(f64, u64)| b.0.total_cmp(&a.0);
         let floor = match known.len() >= q.want {
             true => {
-                let at = q.want - 1;
-                known.select_nth_unstable_by(at, best_first);
-                match texts_met(known[..q.want].iter().map(|k| k.1)) {
-                    Some(_) => known[at].0,
-                    None => {
-                        known.sort_unstable_by(best_first);
-                        texts_met(known.iter().map(|k| k.1)).map_or(0.0, |n| known[n.max(q.want) - 1].0)
-                    }
-                }
+                best_holding_texts(&mut known, q.want, best_first, |k| k.1).map_or(0.0, |n| known[n - 1].0)
             }
             false => 0.0,
         };
@@ -684,10 +686,16 @@ mod tests {
         assert_eq!(&ids(3)[..], &five[..3]);
     }
 
-    #[test]
-    fn copies_that_outscore_everything_else_still_take_one_of_the_first_places() {
-        let now = Utc::now();
-        let attrs = |hours: i64| Attrs {
+    /// A live note written `hours` before `now`, with its vector.
+    fn put(
+        index: &mut ProjectIndex,
+        now: chrono::DateTime<Utc>,
+        id: u128,
+        hours: i64,
+        text: [&str; 2],
+        vector: &[f32],
+    ) {
+        let attrs = Attrs {
             created_at: now - Duration::hours(hours),
             state: State::Live,
             kind: Some("change".into()),
@@ -695,55 +703,62 @@ mod tests {
             feedback: 1.0,
             private_to: None,
         };
+        let id = Uuid::from_u128(id);
+        index.upsert(Doc::observation(id, attrs, text[0], "", &[], text[1], "", &[]));
+        index.set_vector(id, vector);
+    }
+
+    /// "deploy pipeline" with `vector`, in `mode`, `want` hits.
+    fn deploy_pipeline<'a>(
+        filters: &'a Filters,
+        now: chrono::DateTime<Utc>,
+        vector: &'a [f32],
+        mode: Mode,
+        want: usize,
+    ) -> Query<'a> {
+        Query {
+            project_id: Uuid::nil(),
+            text: "deploy pipeline",
+            exclude: "",
+            vector: Some(vector),
+            filters,
+            as_of: now,
+            summaries: true,
+            mode,
+            want,
+            lexical_weight: None,
+        }
+    }
+
+    #[test]
+    fn copies_that_outscore_everything_else_still_take_one_of_the_first_places() {
+        let now = Utc::now();
         let mut index = ProjectIndex::default();
         let routine = unit(7, 0, 32);
+        let copy_text = [
+            "Deploy pipeline run",
+            "deploy pipeline deploy pipeline run finished green",
+        ];
         for i in 0..60u128 {
-            let id = Uuid::from_u128(1000 + i);
-            let body = "deploy pipeline deploy pipeline run finished green";
-            index.upsert(Doc::observation(
-                id,
-                attrs(i as i64),
-                "Deploy pipeline run",
-                "",
-                &[],
-                body,
-                "",
-                &[],
-            ));
-            index.set_vector(id, &routine);
+            put(&mut index, now, 1000 + i, i as i64, copy_text, &routine);
         }
         for i in 0..25u128 {
-            let id = Uuid::from_u128(1 + i);
             let (title, body) = (
                 format!("Deploy note {i}"),
                 format!("the deploy pipeline step {i} changed"),
             );
-            index.upsert(Doc::observation(
-                id,
-                attrs(500 + i as i64),
-                &title,
-                "",
-                &[],
-                &body,
-                "",
-                &[],
-            ));
-            index.set_vector(id, &unit(100 + i as u64, 0, 32));
+            put(
+                &mut index,
+                now,
+                1 + i,
+                500 + i as i64,
+                [&title, &body],
+                &unit(100 + i as u64, 0, 32),
+            );
         }
         let filters = Filters::default();
         for mode in [Mode::Lexical, Mode::Hybrid] {
-            let query = |want: usize| Query {
-                project_id: Uuid::nil(),
-                text: "deploy pipeline",
-                exclude: "",
-                vector: Some(routine.as_slice()),
-                filters: &filters,
-                as_of: now,
-                summaries: true,
-                mode,
-                want,
-                lexical_weight: None,
-            };
+            let query = |want: usize| deploy_pipeline(&filters, now, &routine, mode, want);
             let copy = |h: &Hit| h.id.as_u128() >= 1000;
             let all = index.search(&query(100));
             assert_eq!(all.len(), 85, "{mode:?}");
@@ -778,71 +793,29 @@ mod tests {
     #[test]
     fn copies_that_fill_the_semantic_pool_do_not_keep_out_what_only_meaning_finds() {
         let now = Utc::now();
-        let attrs = |hours: i64| Attrs {
-            created_at: now - Duration::hours(hours),
-            state: State::Live,
-            kind: Some("change".into()),
-            session_id: None,
-            feedback: 1.0,
-            private_to: None,
-        };
         let mut index = ProjectIndex::default();
         let routine = unit(7, 0, 32);
         let copies = SEMANTIC_POOL as u128 + 50;
         for i in 0..copies {
-            let id = Uuid::from_u128(10_000 + i);
-            let body = "deploy pipeline run finished green";
-            index.upsert(Doc::observation(
-                id,
-                attrs(i as i64 % 90),
-                "Deploy pipeline run",
-                "",
-                &[],
-                body,
-                "",
-                &[],
-            ));
-            index.set_vector(id, &routine);
+            let text = ["Deploy pipeline run", "deploy pipeline run finished green"];
+            put(&mut index, now, 10_000 + i, i as i64 % 90, text, &routine);
         }
         // Near the query by meaning, without its words.
         for i in 0..25u128 {
-            let id = Uuid::from_u128(1 + i);
             let (title, body) = (
                 format!("Rollout note {i}"),
                 format!("the rollout step {i} changed"),
             );
-            index.upsert(Doc::observation(
-                id,
-                attrs(500 + i as i64),
-                &title,
-                "",
-                &[],
-                &body,
-                "",
-                &[],
-            ));
             let near: Vec<f32> = routine
                 .iter()
                 .zip(unit(100 + i as u64, 1, 32))
                 .map(|(a, b)| a + 0.5 * b)
                 .collect();
-            index.set_vector(id, &near);
+            put(&mut index, now, 1 + i, 500 + i as i64, [&title, &body], &near);
         }
         let filters = Filters::default();
         for mode in [Mode::Semantic, Mode::Hybrid] {
-            let q = Query {
-                project_id: Uuid::nil(),
-                text: "deploy pipeline",
-                exclude: "",
-                vector: Some(routine.as_slice()),
-                filters: &filters,
-                as_of: now,
-                summaries: true,
-                mode,
-                want: 20,
-                lexical_weight: None,
-            };
-            let hits = index.search(&q);
+            let hits = index.search(&deploy_pipeline(&filters, now, &routine, mode, 20));
             let notes = hits.iter().filter(|h| h.id.as_u128() < 10_000).count();
             assert_eq!(notes, 19, "{mode:?}: one copy, then what meaning finds: {hits:?}");
         }
