@@ -24,7 +24,7 @@
 //! against 1.7–2.4 (bench/README.md, "Signs first").
 //!
 //! A query is compared relative to the project's common direction (the mean
-//! of its vectors, `μ`): a memory's similarity is `cos(q, d) − λ·μ·(d − q)`.
+//! of its vectors, `μ`): a memory's similarity is `cos(q, d) − λ·μ·(d − μ)`.
 //! Among thousands of routine notes, what they all share says little about
 //! which one a question wants; discounting it lets the memory that matches
 //! the question's distinctive part outrank them. `λ` grows with the
@@ -32,6 +32,13 @@
 //! mean, made of the very memories asked about, changes nothing. Tuned on
 //! the recall benchmark's tune set at 10,000 newer memories (bench/README.md,
 //! "The common direction").
+//!
+//! The discount is taken relative to the project's average memory (`μ·μ`),
+//! so a memory as aligned with the common direction as the average keeps its
+//! plain cosine, and the project's mean similarity to any query is its mean
+//! plain cosine. The scale that `MIN_SIMILARITY` and fusion read is thus the
+//! same in a project of 100 memories and of 100,000 (bench/README.md, "The
+//! semantic scale at every size").
 
 /// Cosine below which a memory is not a semantic hit: unrelated texts score
 /// about 0 to 0.15 with all-MiniLM-L6-v2.
@@ -467,9 +474,13 @@ impl Semantic {
             return Probe::plain(query);
         }
         let lambda = COMMON_WEIGHT * n / (n + COMMON_HALF);
-        let mean = self.sum.iter().map(|s| (*s / self.vectors as f64) as f32);
-        let shifted: Vec<f32> = query.iter().zip(mean).map(|(x, m)| x - lambda * m).collect();
-        let offset = query.iter().zip(&shifted).map(|(x, s)| x * (x - s)).sum::<f32>();
+        let mean: Vec<f32> = self
+            .sum
+            .iter()
+            .map(|s| (*s / self.vectors as f64) as f32)
+            .collect();
+        let shifted: Vec<f32> = query.iter().zip(&mean).map(|(x, m)| x - lambda * m).collect();
+        let offset = lambda * mean.iter().map(|m| m * m).sum::<f32>();
         let (q, scale) = quantise(&shifted);
         Probe { q, scale, offset }
     }
@@ -750,7 +761,7 @@ mod tests {
             rank_of(&small, &Probe::plain(&q), fact),
             "20 memories: the same order as plain cosine"
         );
-        // Each similarity is cos(q, d) − λ·μ·(d − q), μ the mean of the rows.
+        // Each similarity is cos(q, d) − λ·μ·(d − μ), μ the mean of the rows.
         let rows: Vec<Vec<f32>> = (0..=fact).map(|slot| big.row(slot)).collect();
         let mu: Vec<f32> = (0..16)
             .map(|i| rows.iter().map(|r| r[i]).sum::<f32>() / rows.len() as f32)
@@ -760,10 +771,28 @@ mod tests {
         let probe = big.probe(&q);
         for slot in [0, 7, fact] {
             let d = &rows[slot as usize];
-            let want = dot(&q, d) - lambda * (dot(&mu, d) - dot(&mu, &q));
+            let want = dot(&q, d) - lambda * (dot(&mu, d) - dot(&mu, &mu));
             let got = big.similarities(&probe, &[slot])[0].1;
             assert!((got - want).abs() < 0.01, "slot {slot}: {got} vs {want}");
         }
+    }
+
+    #[test]
+    fn the_discount_leaves_a_projects_mean_similarity_at_its_mean_cosine() {
+        // The query's own alignment as reference (λ·μ·q) would move the
+        // project's scale by λ·μ·(q − μ): here −0.03, the more the further
+        // a question stands from the notes' common direction.
+        let (big, q, _) = routine_and_fact(6_000);
+        let slots: Vec<u32> = (0..big.len() as u32).collect();
+        let mean = |probe: &Probe| {
+            let all = big.similarities(probe, &slots);
+            all.iter().map(|(_, s)| *s as f64).sum::<f64>() / all.len() as f64
+        };
+        let (plain, shifted) = (mean(&Probe::plain(&q)), mean(&big.probe(&q)));
+        assert!(
+            (plain - shifted).abs() < 0.01,
+            "plain cosine's mean {plain}, the discounted similarity's {shifted}"
+        );
     }
 
     #[test]

@@ -115,8 +115,13 @@ pub async fn measure(replayed: &Replayed, data: &Dataset, modes: &Modes) -> anyh
             for (q, question) in fact.questions.iter().enumerate() {
                 for mode in &modes.list {
                     let param = modes.param.then_some(mode.as_str());
-                    let hits = search(replayed, &session.project, question, param).await?;
+                    let scored = search(replayed, &session.project, question, param).await?;
+                    let hits: Vec<String> =
+                        scored.iter().take(SEARCH_LIMIT).map(|(t, _)| t.clone()).collect();
                     let found = rank(&hits, &fact.check);
+                    if std::env::var("CAIRN_RECALL_SHOW_SCORES").is_ok() {
+                        show_scores(&fact.id, q, mode, &scored, &fact.check);
+                    }
                     if std::env::var("CAIRN_RECALL_SHOW_MISSES").is_ok() && found.is_none_or(|r| r > 5) {
                         let top: Vec<String> = hits
                             .iter()
@@ -224,15 +229,42 @@ pub async fn measure(replayed: &Replayed, data: &Dataset, modes: &Modes) -> anyh
     Ok(ranks)
 }
 
-/// The hits of one search, each as its text, best first.
+/// Prints where a fact ranks among a search's hits and the scores of
+/// the best five (`CAIRN_RECALL_SHOW_SCORES`, to read a fusion by).
+fn show_scores(fact: &str, q: usize, mode: &str, scored: &[(String, f64)], check: &Check) {
+    let at = scored.iter().position(|(t, _)| check.found_in(t));
+    let top: Vec<String> = scored
+        .iter()
+        .take(5)
+        .map(|(t, s)| {
+            format!(
+                "{s:.4} {}",
+                t.chars().take(70).collect::<String>().replace('\n', " ")
+            )
+        })
+        .collect();
+    eprintln!(
+        "scores {fact} q{q} {mode}: fact at {:?} score {:?}\n    {}",
+        at.map(|p| p + 1),
+        at.map(|p| scored[p].1),
+        top.join("\n    ")
+    );
+}
+
+/// The hits of one search, each as its text and score, best first (the
+/// first `SEARCH_LIMIT`, or 100 when scores are shown).
 async fn search(
     replayed: &Replayed,
     project: &str,
     question: &str,
     mode: Option<&str>,
-) -> anyhow::Result<Vec<String>> {
+) -> anyhow::Result<Vec<(String, f64)>> {
+    let limit = match std::env::var("CAIRN_RECALL_SHOW_SCORES") {
+        Ok(_) => 100,
+        Err(_) => SEARCH_LIMIT,
+    };
     let mut path = format!(
-        "/v1/search?project={project}&limit={SEARCH_LIMIT}&summaries=true&query={}",
+        "/v1/search?project={project}&limit={limit}&summaries=true&query={}",
         encode(question)
     );
     if let Some(mode) = mode {
@@ -242,7 +274,11 @@ async fn search(
     anyhow::ensure!(status == 200, "search answered {status}: {body}");
     Ok(body["results"]
         .as_array()
-        .map(|hits| hits.iter().map(text_of).collect())
+        .map(|hits| {
+            hits.iter()
+                .map(|h| (text_of(h), h["score"].as_f64().unwrap_or_default()))
+                .collect()
+        })
         .unwrap_or_default())
 }
 
