@@ -132,8 +132,9 @@ pub struct SearchQuery {
     /// Turn and session summaries are hits too (default true).
     pub summaries: Option<bool>,
     /// How a query is matched (with `orderBy=relevance`): `fulltext` (its words), `vector`
-    /// (its meaning; 422 when the server has no embeddings) or `hybrid` (both, fused by
-    /// reciprocal rank). Default: `hybrid` when the server has embeddings, else `fulltext`.
+    /// (its meaning; 422 when the server has no embeddings) or `hybrid` (both, their
+    /// normalised scores weighted 0.4 words to 0.6 meaning). Default: `hybrid` when the
+    /// server has embeddings, else `fulltext`.
     pub mode: Option<String>,
     /// As of this commit (7 to 64 hex digits of an id the project's hooks
     /// reported): only memories written while it was the project's newest
