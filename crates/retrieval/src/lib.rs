@@ -25,7 +25,7 @@ pub mod project;
 pub mod query;
 mod scratch;
 pub mod semantic;
-mod store;
+pub mod store;
 pub mod tokenize;
 
 pub use doc::{Attrs, Doc, Source, State};

@@ -308,6 +308,62 @@ async fn a_second_replica_finds_a_new_memory_at_once_and_a_rebuild_equals_the_fo
     assert!(stats.bytes > 0 && stats.memories >= 3, "{stats:?}");
 }
 
+/// The feed's poll (one per search, and the follower's) reads each
+/// table's newest stamp from the end of its index, whatever the table's
+/// statistics say: 200,000 rows loaded at once and never analysed, as after
+/// a restore. The earlier `EXISTS (… WHERE index_tx >= $1)` scanned such a
+/// table whole.
+#[tokio::test]
+async fn the_feed_poll_probes_an_index_on_a_large_table_never_analysed() {
+    use cairn_retrieval::store::{PENDING_SQL, pending};
+    let app = spawn(false).await;
+    sqlx::query(
+        "INSERT INTO memory_index_deletions (memory_id, project_id, what)
+         SELECT gen_random_uuid(), gen_random_uuid(), 'observation' FROM generate_series(1, 200000)",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    let (horizon, _) = pending(&app.pool, 0).await.unwrap();
+    assert!(pending(&app.pool, 0).await.unwrap().1, "rows past cursor 0");
+    assert!(
+        !pending(&app.pool, horizon).await.unwrap().1,
+        "nothing past the horizon"
+    );
+    let (plan,): (Value,) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "EXPLAIN (FORMAT JSON) {PENDING_SQL}"
+    )))
+    .bind(horizon.to_string())
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    fn scans(node: &Value, out: &mut Vec<(String, String)>) {
+        if let Some(table) = node["Relation Name"].as_str() {
+            out.push((
+                table.into(),
+                node["Node Type"].as_str().unwrap_or_default().into(),
+            ));
+        }
+        for key in ["Plan", "Plans"] {
+            match &node[key] {
+                Value::Array(children) => children.iter().for_each(|c| scans(c, out)),
+                Value::Object(_) => scans(&node[key], out),
+                _ => {}
+            }
+        }
+    }
+    let mut found = Vec::new();
+    plan.as_array().unwrap().iter().for_each(|p| scans(p, &mut found));
+    let deletions: Vec<_> = found
+        .iter()
+        .filter(|(t, _)| t == "memory_index_deletions")
+        .collect();
+    assert!(
+        !deletions.is_empty() && deletions.iter().all(|(_, node)| node.starts_with("Index")),
+        "{found:?}"
+    );
+}
+
 #[tokio::test]
 async fn without_a_model_search_is_by_words_and_never_an_error() {
     let app = spawn(false).await;
