@@ -147,24 +147,37 @@ pub async fn horizon(pool: &PgPool) -> anyhow::Result<i64> {
 /// third of the rows to match and scanned the whole table, 0.46 s at
 /// 500,000 observations, on every poll (bench/README.md, "The feed's poll
 /// at 500,000 memories").
-pub const PENDING_SQL: &str = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint,
-        coalesce((SELECT index_tx FROM observations WHERE index_tx IS NOT NULL
-                  ORDER BY index_tx DESC LIMIT 1) >= $1::text::xid8, false)
-     OR coalesce((SELECT index_tx FROM summaries WHERE index_tx IS NOT NULL
-                  ORDER BY index_tx DESC LIMIT 1) >= $1::text::xid8, false)
-     OR coalesce((SELECT index_tx FROM observation_embeddings WHERE index_tx IS NOT NULL
-                  ORDER BY index_tx DESC LIMIT 1) >= $1::text::xid8, false)
-     OR coalesce((SELECT index_tx FROM summary_embeddings WHERE index_tx IS NOT NULL
-                  ORDER BY index_tx DESC LIMIT 1) >= $1::text::xid8, false)
-     OR coalesce((SELECT index_tx FROM memory_index_deletions
-                  ORDER BY index_tx DESC LIMIT 1) >= $1::text::xid8, false)";
+pub fn pending_sql() -> &'static str {
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let newest = FEED_TABLES.map(|table| {
+            format!(
+                "coalesce((SELECT index_tx FROM {table} WHERE index_tx IS NOT NULL \
+                 ORDER BY index_tx DESC LIMIT 1) >= $1::text::xid8, false)"
+            )
+        });
+        format!(
+            "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint, {}",
+            newest.join(" OR ")
+        )
+    });
+    &SQL
+}
+
+/// Every table whose rows carry the feed's `index_tx` stamp (migration 0021).
+const FEED_TABLES: [&str; 5] = [
+    "observations",
+    "summaries",
+    "observation_embeddings",
+    "summary_embeddings",
+    "memory_index_deletions",
+];
 
 /// The horizon now, and whether anything was written or deleted at or
 /// past `cursor` since: one round trip, so a search with nothing new to
 /// read pays one index probe per table.
 #[tracing::instrument(skip(pool))]
 pub async fn pending(pool: &PgPool, cursor: i64) -> anyhow::Result<(i64, bool)> {
-    sqlx::query_as(PENDING_SQL)
+    sqlx::query_as(sqlx::AssertSqlSafe(pending_sql()))
         .bind(cursor.to_string())
         .fetch_one(pool)
         .await

@@ -315,7 +315,7 @@ async fn a_second_replica_finds_a_new_memory_at_once_and_a_rebuild_equals_the_fo
 /// table whole.
 #[tokio::test]
 async fn the_feed_poll_probes_an_index_on_a_large_table_never_analysed() {
-    use cairn_retrieval::store::{PENDING_SQL, pending};
+    use cairn_retrieval::store::{pending, pending_sql};
     let app = spawn(false).await;
     sqlx::query(
         "INSERT INTO memory_index_deletions (memory_id, project_id, what)
@@ -336,7 +336,8 @@ async fn the_feed_poll_probes_an_index_on_a_large_table_never_analysed() {
         "nothing stamped after the load"
     );
     let (plan,): (Value,) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "EXPLAIN (FORMAT JSON) {PENDING_SQL}"
+        "EXPLAIN (FORMAT JSON) {}",
+        pending_sql()
     )))
     .bind(after.to_string())
     .fetch_one(&app.pool)
