@@ -55,6 +55,14 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    // `RUST_LOG` (as for the services) shows the engine's and the gate's
+    // decisions on stderr.
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let profile = match args.profile {
         ProfileArg::Small => Profile::Small,
         ProfileArg::Full => Profile::Full,

@@ -121,10 +121,20 @@ pub fn admitted<T>(found: Vec<(T, cairn_retrieval::Hit)>, want: usize) -> Vec<T>
         .into_iter()
         .take(want)
         .filter(|(_, hit)| {
-            admits(hit)
+            let pass = admits(hit)
                 || (full_field
                     && hit.cosine >= GATE_STANDOUT_COSINE
-                    && hit.cosine - least >= GATE_STANDOUT_MARGIN)
+                    && hit.cosine - least >= GATE_STANDOUT_MARGIN);
+            tracing::debug!(
+                pass,
+                cosine = hit.cosine,
+                least,
+                matched = hit.matched,
+                terms = hit.terms,
+                bm25 = hit.bm25,
+                "prompt gate"
+            );
+            pass
         })
         .map(|(o, _)| o)
         .collect()
