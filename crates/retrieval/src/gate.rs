@@ -1,9 +1,10 @@
 //! Admission from a byte a memory: whether it is alive and searchable, a
 //! summary, private, in a dense array by slot, with the time each was
-//! written beside it. The hot loops (every posting, every vector) ask it
-//! first; only a private memory or a query with a type, session or date
-//! filter reads the full attributes (`Query::admits`), which live elsewhere
-//! in memory.
+//! written and its score's weight (state and feedback) beside it. The hot
+//! loops (every posting, every vector, every match a pruning pass weighs)
+//! read these; only a private memory or a query with a type, session or
+//! date filter reads the full attributes (`Query::admits`), which live
+//! elsewhere in memory.
 
 use chrono::{DateTime, Utc};
 
@@ -31,6 +32,12 @@ fn flags(source: Source, attrs: &Attrs) -> u8 {
     flags
 }
 
+/// What a memory's final score is multiplied by before recency: its
+/// state's weight and its feedback.
+pub fn weight(attrs: &Attrs) -> f64 {
+    attrs.state.weight() as f64 * attrs.feedback as f64
+}
+
 /// Every slot's admission facts: a byte of flags (a 100,000-memory
 /// project's fit in a core's cache) and the time written, which a query is
 /// spared when it asks as of a time after the newest memory (a search
@@ -39,6 +46,8 @@ fn flags(source: Source, attrs: &Attrs) -> u8 {
 pub struct Gates {
     flags: Vec<u8>,
     created_at: Vec<DateTime<Utc>>,
+    /// [`weight`] by slot.
+    weights: Vec<f64>,
     /// The latest time written ever indexed (not lowered by a removal).
     newest: Option<DateTime<Utc>>,
 }
@@ -48,6 +57,7 @@ impl Gates {
     pub fn push(&mut self, source: Source, attrs: &Attrs) {
         self.flags.push(flags(source, attrs));
         self.created_at.push(attrs.created_at);
+        self.weights.push(weight(attrs));
         self.newest = self.newest.max(Some(attrs.created_at));
     }
 
@@ -55,6 +65,7 @@ impl Gates {
     pub fn set(&mut self, slot: u32, source: Source, attrs: &Attrs) {
         self.flags[slot as usize] = flags(source, attrs);
         self.created_at[slot as usize] = attrs.created_at;
+        self.weights[slot as usize] = weight(attrs);
         self.newest = self.newest.max(Some(attrs.created_at));
     }
 
@@ -63,8 +74,17 @@ impl Gates {
         self.flags[slot as usize] &= !ALIVE;
     }
 
+    /// When `slot`'s memory was written, and its [`weight`]: what a score's
+    /// factor is made of, read without touching the full attributes.
+    #[inline]
+    pub fn factor_of(&self, slot: u32) -> (DateTime<Utc>, f64) {
+        (self.created_at[slot as usize], self.weights[slot as usize])
+    }
+
     pub fn bytes(&self) -> usize {
-        self.flags.capacity() + self.created_at.capacity() * std::mem::size_of::<DateTime<Utc>>()
+        self.flags.capacity()
+            + self.created_at.capacity() * std::mem::size_of::<DateTime<Utc>>()
+            + self.weights.capacity() * std::mem::size_of::<f64>()
     }
 }
 
@@ -195,6 +215,33 @@ mod tests {
                 prop_assert_eq!(fast, full);
             }
         }
+    }
+
+    #[test]
+    fn the_factor_follows_a_memorys_state_and_feedback_in_place() {
+        let attrs = Attrs {
+            created_at: Utc::now() - Duration::days(3),
+            state: State::Live,
+            kind: None,
+            session_id: None,
+            feedback: 1.0,
+            private_to: None,
+        };
+        let mut gates = Gates::default();
+        gates.push(Source::Observation, &attrs);
+        assert_eq!(gates.factor_of(0), (attrs.created_at, 1.0));
+        let marked = Attrs {
+            state: State::Stale,
+            feedback: 1.2,
+            created_at: attrs.created_at - Duration::days(1),
+            ..attrs
+        };
+        gates.set(0, Source::Observation, &marked);
+        assert_eq!(
+            gates.factor_of(0),
+            (marked.created_at, 0.5 * 1.2f32 as f64),
+            "an edit in place (a feedback mark, a state change) must reach the factor"
+        );
     }
 
     #[test]

@@ -158,7 +158,12 @@ impl Lexical {
             // hashing); a slot not admitted is marked `REFUSED`, so each
             // slot is asked once whatever the terms.
             sums.begin(self.lengths.len());
-            let mut touched = Vec::new();
+            let postings: usize = terms
+                .iter()
+                .filter_map(|t| self.terms.get(t.as_str()))
+                .map(|id| self.postings[*id as usize].len())
+                .sum();
+            let mut touched = Vec::with_capacity(postings.min(self.lengths.len()));
             for term in terms {
                 let Some(&id) = self.terms.get(term.as_str()) else {
                     continue;

@@ -3,7 +3,8 @@
 //! filters them alike and fuses them.
 
 use std::{
-    collections::HashMap,
+    cmp::Reverse,
+    collections::{BinaryHeap, HashMap},
     hash::{DefaultHasher, Hash, Hasher},
 };
 
@@ -16,7 +17,7 @@ use crate::{
     lexical::Lexical,
     query::{Hit, Mode, Query},
     scratch::Stamped,
-    semantic::Semantic,
+    semantic::{Ordered, Semantic},
     tokenize,
 };
 
@@ -65,6 +66,22 @@ fn hash_text(text: &Fields<String>) -> u64 {
     let mut h = DefaultHasher::new();
     (&text.title, &text.facts, &text.files, &text.body).hash(&mut h);
     h.finish()
+}
+
+/// The `n` best-scored of `items` (any of equals at the edge), in no order,
+/// kept in a heap of `n` while the rest pass by.
+fn best_n(items: impl Iterator<Item = (u32, f32)>, n: usize) -> Vec<(u32, f32)> {
+    let mut heap = BinaryHeap::with_capacity(n + 1);
+    for (slot, score) in items {
+        if heap.len() < n {
+            heap.push(Reverse((Ordered(score), slot)));
+        } else if let Some(mut least) = heap.peek_mut()
+            && score > least.0.0.0
+        {
+            *least = Reverse((Ordered(score), slot));
+        }
+    }
+    heap.into_iter().map(|Reverse((s, slot))| (slot, s.0)).collect()
 }
 
 /// How many of the best-first `texts` it takes to meet `SAY_ONCE_DEPTH`
@@ -356,12 +373,14 @@ impl ProjectIndex {
 
     /// What the final score multiplies a fused score by: state, feedback
     /// and (outside semantic mode) recency.
+    /// Read from the gates' dense arrays, not the slot: the pruning passes
+    /// weigh every lexical match, and a slot's full attributes are a cache
+    /// miss each.
     fn factor(&self, slot: u32, q: &Query<'_>) -> f64 {
-        let m = &self.slots[slot as usize];
-        let factor = m.attrs.state.weight() as f64 * m.attrs.feedback as f64;
+        let (created_at, weight) = self.gates.factor_of(slot);
         match q.mode {
-            Mode::Semantic => factor,
-            _ => factor * fuse::recency(m.attrs.created_at, q.as_of),
+            Mode::Semantic => weight,
+            _ => weight * fuse::recency(created_at, q.as_of),
         }
     }
 
@@ -425,12 +444,19 @@ impl ProjectIndex {
         lexical_max: f32,
         matched: &mut Vec<(u32, f32, u16)>,
     ) {
-        let mut rest: Vec<(u32, f32)> = matched
-            .iter()
-            .filter(|(slot, _, _)| !pooled.contains(*slot))
-            .map(|(slot, s, _)| (*slot, *s))
-            .collect();
-        if q.want == 0 || rest.is_empty() {
+        if q.want == 0 {
+            return;
+        }
+        // The best `want` lexical matches outside the pool, picked in one
+        // pass (a common word matches most of a project: no copy of them all).
+        let rest = best_n(
+            matched
+                .iter()
+                .filter(|(slot, _, _)| !pooled.contains(*slot))
+                .map(|(slot, s, _)| (*slot, *s)),
+            q.want,
+        );
+        if rest.is_empty() {
             return;
         }
         let outside = match pool.len() >= size {
@@ -442,9 +468,7 @@ impl ProjectIndex {
             weight * (lexical / lexical_max) + (1.0 - weight) * fuse::semantic_norm(cosine)
         };
         // Scores known to be reached: the pool's, and the best lexical matches'.
-        let top = q.want.min(rest.len());
-        rest.select_nth_unstable_by(top - 1, |a, b| b.1.total_cmp(&a.1));
-        let best: Vec<u32> = rest[..top].iter().map(|(slot, _)| *slot).collect();
+        let best: Vec<u32> = rest.iter().map(|(slot, _)| *slot).collect();
         let cosines = self.semantic.similarities(probe, &best);
         let text = |slot: u32| self.slots[slot as usize].text_hash;
         let mut known: Vec<(f64, u64)> = pool
@@ -453,7 +477,7 @@ impl ProjectIndex {
                 let score = fuse::semantic_norm(*c) as f64 * (1.0 - weight) as f64 * self.factor(*slot, q);
                 (score, text(*slot))
             })
-            .chain(rest[..top].iter().map(|(slot, s)| {
+            .chain(rest.iter().map(|(slot, s)| {
                 let cosine = cosines.iter().find(|(c, _)| c == slot).map_or(0.0, |(_, c)| *c);
                 (fused(*s, cosine) as f64 * self.factor(*slot, q), text(*slot))
             }))
@@ -818,6 +842,24 @@ mod tests {
             let hits = index.search(&deploy_pipeline(&filters, now, &routine, mode, 20));
             let notes = hits.iter().filter(|h| h.id.as_u128() < 10_000).count();
             assert_eq!(notes, 19, "{mode:?}: one copy, then what meaning finds: {hits:?}");
+        }
+    }
+
+    proptest! {
+        /// The heap's pick holds the same scores as the best `n` of a full sort.
+        #[test]
+        fn best_n_keeps_the_scores_a_sort_puts_first(
+            scores in proptest::collection::vec(0u8..40, 0..200),
+            n in 1usize..30,
+        ) {
+            let items: Vec<(u32, f32)> =
+                scores.iter().enumerate().map(|(i, s)| (i as u32, *s as f32)).collect();
+            let mut picked: Vec<f32> = best_n(items.iter().copied(), n).iter().map(|p| p.1).collect();
+            picked.sort_by(|a, b| b.total_cmp(a));
+            let mut sorted: Vec<f32> = items.iter().map(|p| p.1).collect();
+            sorted.sort_by(|a, b| b.total_cmp(a));
+            sorted.truncate(n);
+            prop_assert_eq!(picked, sorted);
         }
     }
 

@@ -66,7 +66,7 @@ pub const SKETCH_OVERSAMPLE: usize = 10;
 
 /// An f32 that orders totally (similarities are finite).
 #[derive(Clone, Copy, PartialEq)]
-struct Ordered(f32);
+pub(crate) struct Ordered(pub(crate) f32);
 
 impl Eq for Ordered {}
 
