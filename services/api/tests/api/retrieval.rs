@@ -313,6 +313,40 @@ async fn a_second_replica_finds_a_new_memory_at_once_and_a_rebuild_equals_the_fo
 /// statistics say: 200,000 rows loaded at once and never analysed, as after
 /// a restore. The earlier `EXISTS (… WHERE index_tx >= $1)` scanned such a
 /// table whole.
+/// A search waits for a read of the feed that began after it did (beside
+/// the query's embedding, not after it): with the background poll slowed to
+/// a minute, a memory committed by another writer just before is found by
+/// the very next search, in every mode.
+#[tokio::test]
+async fn a_memory_committed_before_a_search_is_found_by_it_in_every_mode() {
+    let app = spawn_app_with(Options {
+        extra: vec![
+            ("CAIRN_EMBED_PROVIDER", "local".into()),
+            ("CAIRN_EMBED_MODEL_DIR", model_dir().display().to_string()),
+            ("CAIRN_INDEX_POLL_MS", "60000".into()),
+        ],
+        ..Options::default()
+    })
+    .await;
+    let embedder = Embedder::local(&model_dir()).unwrap();
+    // Indexed, and the first poll done, before the writes.
+    search(&app, "query=warmup&mode=fulltext").await;
+    for (round, mode) in ["hybrid", "fulltext", "vector", "hybrid"].iter().enumerate() {
+        let text = format!("The quokka{round} relay drops frames when the buffer fills");
+        let ids = seed(&app, Some(&embedder), app.project_id, &[(text.clone(), 0.0)]).await;
+        let query = match *mode {
+            "vector" => text.replace(' ', "+"),
+            _ => format!("quokka{round}"),
+        };
+        let body = search(&app, &format!("query={query}&mode={mode}")).await;
+        assert_eq!(
+            hit_ids(&body).first(),
+            Some(&ids[0]),
+            "{mode}: a memory committed before the search is its first hit: {body}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn the_feed_poll_probes_an_index_on_a_large_table_never_analysed() {
     use cairn_retrieval::store::{pending, pending_sql};
