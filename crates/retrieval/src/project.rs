@@ -372,10 +372,9 @@ impl ProjectIndex {
     }
 
     /// What the final score multiplies a fused score by: state, feedback
-    /// and (outside semantic mode) recency.
-    /// Read from the gates' dense arrays, not the slot: the pruning passes
-    /// weigh every lexical match, and a slot's full attributes are a cache
-    /// miss each.
+    /// and (outside semantic mode) recency. Read from the gates' dense
+    /// arrays, not the slot: the pruning passes weigh every lexical match,
+    /// and a slot's full attributes are a cache miss each.
     fn factor(&self, slot: u32, q: &Query<'_>) -> f64 {
         let (created_at, weight) = self.gates.factor_of(slot);
         match q.mode {

@@ -15,15 +15,22 @@ use uuid::Uuid;
 use crate::helpers::{Options, TestApp, hit_ids, model_dir, search, spawn_app_with};
 
 async fn spawn(embeddings: bool) -> TestApp {
+    spawn_with(embeddings, &[]).await
+}
+
+/// [`spawn`] with more settings.
+async fn spawn_with(embeddings: bool, settings: &[(&'static str, &str)]) -> TestApp {
     let (provider, dir) = match embeddings {
         true => ("local", model_dir()),
         false => ("none", PathBuf::from("/nonexistent")),
     };
+    let mut extra = vec![
+        ("CAIRN_EMBED_PROVIDER", provider.into()),
+        ("CAIRN_EMBED_MODEL_DIR", dir.display().to_string()),
+    ];
+    extra.extend(settings.iter().map(|(k, v)| (*k, v.to_string())));
     spawn_app_with(Options {
-        extra: vec![
-            ("CAIRN_EMBED_PROVIDER", provider.into()),
-            ("CAIRN_EMBED_MODEL_DIR", dir.display().to_string()),
-        ],
+        extra,
         ..Options::default()
     })
     .await
@@ -308,26 +315,12 @@ async fn a_second_replica_finds_a_new_memory_at_once_and_a_rebuild_equals_the_fo
     assert!(stats.bytes > 0 && stats.memories >= 3, "{stats:?}");
 }
 
-/// The feed's poll (one per search, and the follower's) reads each
-/// table's newest stamp from the end of its index, whatever the table's
-/// statistics say: 200,000 rows loaded at once and never analysed, as after
-/// a restore. The earlier `EXISTS (… WHERE index_tx >= $1)` scanned such a
-/// table whole.
-/// A search waits for a read of the feed that began after it did (beside
-/// the query's embedding, not after it): with the background poll slowed to
-/// a minute, a memory committed by another writer just before is found by
-/// the very next search, in every mode.
+/// A search waits for a read of the feed that began after it did: with the
+/// background poll slowed to a minute, a memory committed by another writer
+/// just before is found by the very next search, in every mode.
 #[tokio::test]
 async fn a_memory_committed_before_a_search_is_found_by_it_in_every_mode() {
-    let app = spawn_app_with(Options {
-        extra: vec![
-            ("CAIRN_EMBED_PROVIDER", "local".into()),
-            ("CAIRN_EMBED_MODEL_DIR", model_dir().display().to_string()),
-            ("CAIRN_INDEX_POLL_MS", "60000".into()),
-        ],
-        ..Options::default()
-    })
-    .await;
+    let app = spawn_with(true, &[("CAIRN_INDEX_POLL_MS", "60000")]).await;
     let embedder = Embedder::local(&model_dir()).unwrap();
     // Indexed, and the first poll done, before the writes.
     search(&app, "query=warmup&mode=fulltext").await;
@@ -347,6 +340,11 @@ async fn a_memory_committed_before_a_search_is_found_by_it_in_every_mode() {
     }
 }
 
+/// The feed's poll (one per search, and the follower's) reads each
+/// table's newest stamp from the end of its index, whatever the table's
+/// statistics say: 200,000 rows loaded at once and never analysed, as after
+/// a restore. The earlier `EXISTS (… WHERE index_tx >= $1)` scanned such a
+/// table whole.
 #[tokio::test]
 async fn the_feed_poll_probes_an_index_on_a_large_table_never_analysed() {
     use cairn_retrieval::store::{pending, pending_sql};
@@ -521,16 +519,8 @@ async fn injected(app: &TestApp, session: &str, prompt: &str) -> String {
 
 #[tokio::test]
 async fn the_prompt_gate_injects_related_memory_and_nothing_for_unrelated_prompts() {
-    let app = spawn_app_with(Options {
-        extra: vec![
-            ("CAIRN_EMBED_PROVIDER", "local".into()),
-            ("CAIRN_EMBED_MODEL_DIR", model_dir().display().to_string()),
-            // Two shared cores run the whole suite: the deadline is not what is tested here.
-            ("CAIRN_PROMPT_CONTEXT_DEADLINE_MS", "5000".into()),
-        ],
-        ..Options::default()
-    })
-    .await;
+    // Two shared cores run the whole suite: the deadline is not what is tested here.
+    let app = spawn_with(true, &[("CAIRN_PROMPT_CONTEXT_DEADLINE_MS", "5000")]).await;
     let embedder = Embedder::local(&model_dir()).unwrap();
     seed(
         &app,
