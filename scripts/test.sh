@@ -14,8 +14,9 @@ if (( free_kb < 15 * 1024 * 1024 )); then
     echo "less than 15 GB free beside $CARGO_TARGET_DIR: removing its incremental build state" >&2
     rm -rf "$CARGO_TARGET_DIR"/debug/incremental "$CARGO_TARGET_DIR"/release/incremental
 fi
-# One build of the workspace links ~30 test and bench executables of ~0.5 GB
-# each, and a checkout at another path links its own set beside the others.
+# One build of the workspace links ~80 test and bench executables of up to
+# 0.2 GB each (line tables only; 0.5 GB with full debug info), and a checkout
+# at another path links its own set beside the others.
 # Short of 30 GB, drop the linked executables (libraries and dependencies
 # stay): relinking takes minutes, a full disk fails the run.
 free_kb=$(df -Pk "$CARGO_TARGET_DIR" | awk 'NR == 2 { print $4 }')

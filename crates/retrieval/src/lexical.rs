@@ -24,6 +24,26 @@ pub const K1: f32 = 1.2;
 /// BM25's length normalisation.
 pub const B: f32 = 0.75;
 
+/// `(k1, b)`: [`K1`] and [`B`], or `CAIRN_RETRIEVAL_BM25_K1` and
+/// `CAIRN_RETRIEVAL_BM25_B` when set (k1 in 0..=10, b in 0..=1): the knobs
+/// the tune set is swept with, as `fuse::lexical_weight`.
+pub fn bm25_params() -> (f32, f32) {
+    static PARAMS: std::sync::LazyLock<(f32, f32)> = std::sync::LazyLock::new(|| {
+        let knob = |name: &str, default: f32, max: f32| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse::<f32>().ok())
+                .filter(|x| (0.0..=max).contains(x))
+                .unwrap_or(default)
+        };
+        (
+            knob("CAIRN_RETRIEVAL_BM25_K1", K1, 10.0),
+            knob("CAIRN_RETRIEVAL_BM25_B", B, 1.0),
+        )
+    });
+    *PARAMS
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Posting {
     slot: u32,
@@ -153,6 +173,7 @@ impl Lexical {
     pub fn score(&self, terms: &[String], admit: impl Fn(u32) -> bool) -> Vec<(u32, f32, u16)> {
         let n = self.population();
         let average = (self.total_length / self.docs.max(1) as f64).max(1.0) as f32;
+        let (k1, b) = bm25_params();
         SUMS.with_borrow_mut(|sums| {
             // Dense by slot (a frequent term's postings are summed without
             // hashing); a slot not admitted is marked `REFUSED`, so each
@@ -183,10 +204,10 @@ impl Lexical {
                     } else if sum.matched == REFUSED {
                         continue;
                     }
-                    let norm = K1 * (1.0 - B + B * length / average);
+                    let norm = k1 * (1.0 - b + b * length / average);
                     // A match scores above 0 whatever the idf's rounding:
                     // it is still a hit.
-                    sum.score += idf * p.wtf * (K1 + 1.0) / (p.wtf + norm) + f32::MIN_POSITIVE;
+                    sum.score += idf * p.wtf * (k1 + 1.0) / (p.wtf + norm) + f32::MIN_POSITIVE;
                     sum.matched += 1;
                 }
             }
@@ -216,6 +237,7 @@ impl Lexical {
     /// query's common words scores low however it ranks.
     pub fn max_score(&self, terms: &[String]) -> f32 {
         let n = self.population();
+        let (k1, _) = bm25_params();
         terms
             .iter()
             .map(|t| {
@@ -223,7 +245,7 @@ impl Lexical {
                     .terms
                     .get(t.as_str())
                     .map_or(0.0, |id| self.postings[*id as usize].len() as f32);
-                (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0) * (K1 + 1.0)
+                (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0) * (k1 + 1.0)
             })
             .sum()
     }
