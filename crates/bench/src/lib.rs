@@ -3,6 +3,11 @@
 
 use sqlx::PgPool;
 
+/// The API's and generator's allocator (mimalloc), so that the benches
+/// which run the API in process measure what it runs with.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The value at quantile `q` (0..=1) of `sorted` (nearest rank); 0 when empty.
 pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {

@@ -12,6 +12,10 @@ use cairn_shared::config::ProcessEnv;
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
+/// mimalloc instead of the system's allocator, as in `cairn-api`.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Cairn's generator: turns queued generation jobs into observations and
 /// summaries. Configured by `CAIRN_*` environment variables (see the README).
 #[derive(Parser)]
