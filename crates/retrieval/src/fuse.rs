@@ -30,11 +30,7 @@ pub const LEXICAL_WEIGHT: f32 = 0.4;
 /// the knob the tune set is swept with.
 pub fn lexical_weight() -> f32 {
     static WEIGHT: std::sync::LazyLock<f32> = std::sync::LazyLock::new(|| {
-        std::env::var("CAIRN_RETRIEVAL_LEXICAL_WEIGHT")
-            .ok()
-            .and_then(|v| v.parse::<f32>().ok())
-            .filter(|w| (0.0..=1.0).contains(w))
-            .unwrap_or(LEXICAL_WEIGHT)
+        crate::knob::f32_env("CAIRN_RETRIEVAL_LEXICAL_WEIGHT", LEXICAL_WEIGHT, 0.0..=1.0)
     });
     *WEIGHT
 }

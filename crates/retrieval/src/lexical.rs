@@ -16,6 +16,7 @@ use std::collections::HashMap;
 
 use crate::{
     doc::{FIELD_WEIGHTS, Fields},
+    knob::f32_env,
     tokenize,
 };
 
@@ -29,16 +30,9 @@ pub const B: f32 = 0.75;
 /// the tune set is swept with, as `fuse::lexical_weight`.
 pub fn bm25_params() -> (f32, f32) {
     static PARAMS: std::sync::LazyLock<(f32, f32)> = std::sync::LazyLock::new(|| {
-        let knob = |name: &str, default: f32, max: f32| {
-            std::env::var(name)
-                .ok()
-                .and_then(|v| v.parse::<f32>().ok())
-                .filter(|x| (0.0..=max).contains(x))
-                .unwrap_or(default)
-        };
         (
-            knob("CAIRN_RETRIEVAL_BM25_K1", K1, 10.0),
-            knob("CAIRN_RETRIEVAL_BM25_B", B, 1.0),
+            f32_env("CAIRN_RETRIEVAL_BM25_K1", K1, 0.0..=10.0),
+            f32_env("CAIRN_RETRIEVAL_BM25_B", B, 0.0..=1.0),
         )
     });
     *PARAMS

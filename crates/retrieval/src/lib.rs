@@ -20,6 +20,7 @@ pub mod engine;
 mod follow;
 pub mod fuse;
 mod gate;
+pub mod knob;
 pub mod lexical;
 pub mod project;
 pub mod query;

@@ -5,7 +5,9 @@
 //! the latency budget — a late answer is worse than none.
 
 use crate::tenancy::Viewer;
-use std::time::Duration;
+use std::{sync::LazyLock, time::Duration};
+
+use cairn_retrieval::knob::f32_env;
 
 use uuid::Uuid;
 
@@ -77,13 +79,7 @@ pub const GATE_COSINE: f32 = 0.35;
 /// [`GATE_COSINE`], or `CAIRN_PROMPT_GATE_COSINE` (0..1) when set: the
 /// knob the tune set is swept with.
 pub fn gate_cosine() -> f32 {
-    static GATE: std::sync::LazyLock<f32> = std::sync::LazyLock::new(|| {
-        std::env::var("CAIRN_PROMPT_GATE_COSINE")
-            .ok()
-            .and_then(|v| v.parse::<f32>().ok())
-            .filter(|g| (0.0..1.0).contains(g))
-            .unwrap_or(GATE_COSINE)
-    });
+    static GATE: LazyLock<f32> = LazyLock::new(|| f32_env("CAIRN_PROMPT_GATE_COSINE", GATE_COSINE, 0.0..1.0));
     *GATE
 }
 
@@ -105,6 +101,29 @@ pub const GATE_STANDOUT_MARGIN: f32 = 0.05;
 /// The best matches the standout rule compares.
 pub const GATE_FIELD: usize = 5;
 
+/// ([`GATE_STANDOUT_COSINE`], [`GATE_STANDOUT_MARGIN`], words), or
+/// `CAIRN_PROMPT_GATE_STANDOUT_COSINE`, `_MARGIN` (0..1) and `_WORDS` (the
+/// prompt's terms a standout must hold, 0..=8; 0 when unset) when set: the
+/// knobs the tune set is swept with.
+pub fn gate_standout() -> (f32, f32, f32) {
+    static STANDOUT: LazyLock<(f32, f32, f32)> = LazyLock::new(|| {
+        (
+            f32_env(
+                "CAIRN_PROMPT_GATE_STANDOUT_COSINE",
+                GATE_STANDOUT_COSINE,
+                0.0..1.0,
+            ),
+            f32_env(
+                "CAIRN_PROMPT_GATE_STANDOUT_MARGIN",
+                GATE_STANDOUT_MARGIN,
+                0.0..1.0,
+            ),
+            f32_env("CAIRN_PROMPT_GATE_STANDOUT_WORDS", 0.0, 0.0..=8.0),
+        )
+    });
+    *STANDOUT
+}
+
 /// Whether a hit is related enough to be injected unasked: close in
 /// meaning, or holding most of the prompt's words.
 pub fn admits(hit: &cairn_retrieval::Hit) -> bool {
@@ -117,14 +136,16 @@ pub fn admits(hit: &cairn_retrieval::Hit) -> bool {
 pub fn admitted<T>(found: Vec<(T, cairn_retrieval::Hit)>, want: usize) -> Vec<T> {
     let least = found.iter().map(|(_, h)| h.cosine).fold(f32::INFINITY, f32::min);
     let full_field = found.len() >= GATE_FIELD;
+    let (standout_cosine, standout_margin, standout_words) = gate_standout();
     found
         .into_iter()
         .take(want)
         .filter(|(_, hit)| {
             let pass = admits(hit)
                 || (full_field
-                    && hit.cosine >= GATE_STANDOUT_COSINE
-                    && hit.cosine - least >= GATE_STANDOUT_MARGIN);
+                    && hit.cosine >= standout_cosine
+                    && hit.cosine - least >= standout_margin
+                    && f32::from(hit.matched) >= standout_words);
             tracing::debug!(
                 pass,
                 cosine = hit.cosine,
