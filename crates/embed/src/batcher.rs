@@ -21,6 +21,8 @@ type Reply = oneshot::Sender<Result<Vec<Vec<f32>>, EmbedError>>;
 
 struct Request {
     texts: Vec<String>,
+    /// The most windows of each text read (`LocalModel::embed_windows`).
+    windows: usize,
     reply: Reply,
 }
 
@@ -61,11 +63,16 @@ impl Batcher {
         self.embedded.load(Ordering::Relaxed)
     }
 
-    /// One vector per text, in order, from whichever worker is free first.
-    pub async fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, EmbedError> {
+    /// One vector per text, in order, from whichever worker is free first,
+    /// each read in at most `windows` windows.
+    pub async fn embed(&self, texts: Vec<String>, windows: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
         let (reply, answer) = oneshot::channel();
         self.requests
-            .send(Request { texts, reply })
+            .send(Request {
+                texts,
+                windows,
+                reply,
+            })
             .map_err(|_| EmbedError::Task("the embedding workers stopped".into()))?;
         answer
             .await
@@ -94,11 +101,15 @@ fn work(model: &LocalModel, queue: &Receiver<Request>, embedded: &AtomicU64) {
             continue;
         }
         let counts: Vec<usize> = batch.iter().map(|r| r.texts.len()).collect();
+        let windows: Vec<usize> = batch
+            .iter()
+            .flat_map(|r| std::iter::repeat_n(r.windows, r.texts.len()))
+            .collect();
         let all: Vec<String> = batch
             .iter_mut()
             .flat_map(|r| std::mem::take(&mut r.texts))
             .collect();
-        let result = std::panic::catch_unwind(AssertUnwindSafe(|| model.embed(&all)))
+        let result = std::panic::catch_unwind(AssertUnwindSafe(|| model.embed_windows(&all, &windows)))
             .unwrap_or_else(|_| Err(EmbedError::Model("the encoder panicked".into())));
         embedded.fetch_add(all.len() as u64, Ordering::Relaxed);
         match result {
@@ -138,7 +149,14 @@ mod tests {
         // Keeps the one worker busy for a while (8 texts of 256 tokens: about a second).
         let (reply, busy) = oneshot::channel();
         let texts = vec![long; 8];
-        batcher.requests.send(Request { texts, reply }).unwrap();
+        batcher
+            .requests
+            .send(Request {
+                texts,
+                windows: 1,
+                reply,
+            })
+            .unwrap();
         // Once the worker has taken it, and has had time to look for more to join it…
         while !batcher.requests.is_empty() {
             tokio::time::sleep(Duration::from_millis(1)).await;
@@ -147,14 +165,14 @@ mod tests {
         // Queued behind it, then given up on.
         let gave_up = tokio::time::timeout(
             Duration::from_millis(5),
-            batcher.embed(vec!["abandoned".into(); 3]),
+            batcher.embed(vec!["abandoned".into(); 3], 1),
         )
         .await;
         assert!(
             gave_up.is_err(),
             "the worker should still be busy with the long request"
         );
-        let answered = batcher.embed(vec!["still wanted".into()]).await.unwrap();
+        let answered = batcher.embed(vec!["still wanted".into()], 1).await.unwrap();
         assert_eq!(answered.len(), 1);
         assert_eq!(busy.await.unwrap().unwrap().len(), 8);
         assert_eq!(

@@ -129,23 +129,36 @@ impl Embedder {
         }
     }
 
-    /// One vector per text, in order, each of `DIMS` floats with norm 1.
-    /// The local model runs on its own threads (`batcher`).
+    /// One vector per stored text (a memory), in order, each of `DIMS`
+    /// floats with norm 1; the local model reads a long text to its end, in
+    /// windows (`local`), on its own threads (`batcher`).
     pub async fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, EmbedError> {
-        if texts.is_empty() {
-            return Ok(vec![]);
-        }
-        match &*self.inner {
-            Inner::Local(batcher) => batcher.embed(texts).await,
-            Inner::OpenAi(remote) => remote.embed(&texts).await,
-        }
+        self.embed_reading(texts, local::MAX_WINDOWS).await
     }
 
-    /// One text's vector.
+    /// One stored text's vector ([`Embedder::embed`]).
     pub async fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         let mut v = self.embed(vec![text.to_string()]).await?;
         v.pop()
             .ok_or_else(|| EmbedError::Model("no vector came back".into()))
+    }
+
+    /// A query's vector: the local model reads its first window only, so a
+    /// long prompt costs one window's time on the hot path.
+    pub async fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        let mut v = self.embed_reading(vec![text.to_string()], 1).await?;
+        v.pop()
+            .ok_or_else(|| EmbedError::Model("no vector came back".into()))
+    }
+
+    async fn embed_reading(&self, texts: Vec<String>, windows: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if texts.is_empty() {
+            return Ok(vec![]);
+        }
+        match &*self.inner {
+            Inner::Local(batcher) => batcher.embed(texts, windows).await,
+            Inner::OpenAi(remote) => remote.embed(&texts).await,
+        }
     }
 }
 

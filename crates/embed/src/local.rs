@@ -1,7 +1,17 @@
-//! all-MiniLM-L6-v2 on the CPU: WordPiece tokens (truncated to the model's
-//! `max_seq_length`, 256), the 6-layer BERT encoder (`crate::encoder`),
-//! mean pooling, then L2 normalisation — what sentence-transformers does
-//! for this model.
+//! all-MiniLM-L6-v2 on the CPU: WordPiece tokens, the 6-layer BERT encoder
+//! (`crate::encoder`), mean pooling, then L2 normalisation — what
+//! sentence-transformers does for this model.
+//!
+//! The model reads at most its `max_seq_length` (256) tokens at once, and
+//! sentence-transformers drops the rest. A memory is often longer (an
+//! observation with its error excerpt, a summary: 40 % of the recall
+//! benchmark's were), and a question may be about its tail. So a longer text
+//! is read in windows of that length (the tokenizer's overflow, each with
+//! its own `[CLS]` and `[SEP]`), up to `MAX_WINDOWS`, and its vector is the
+//! windows' vectors averaged by their tokens and normalised again: close to
+//! mean pooling over the whole text. A query is read in one window
+//! (`Embedder::embed_query`): a long prompt costs no more than before, and a
+//! text within one window gets exactly the model's vector either way.
 
 use std::path::Path;
 
@@ -19,6 +29,11 @@ pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
 const BATCH: usize = 8;
 /// The model's `max_seq_length` when `sentence_bert_config.json` does not say.
 const DEFAULT_MAX_TOKENS: usize = 256;
+/// The most windows of one stored text that are read: 1,024 tokens, about
+/// 4 KB of English, more than any memory of the recall benchmark (the
+/// longest summary was 596). The rest is left to the lexical arm: each
+/// window costs a write about 170 ms of CPU (README, "Embeddings").
+pub const MAX_WINDOWS: usize = 4;
 /// The files a model directory must hold.
 pub const FILES: [&str; 3] = ["config.json", "model.safetensors", "tokenizer.json"];
 
@@ -79,17 +94,63 @@ impl LocalModel {
         self.encoder.precision()
     }
 
-    /// One normalised vector per text, in order.
+    /// One normalised vector per text, in order; a text longer than one
+    /// window is read in up to [`MAX_WINDOWS`] (module doc).
     pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_windows(texts, &vec![MAX_WINDOWS; texts.len()])
+    }
+
+    /// [`LocalModel::embed`], text `i` read in at most `windows[i]` windows
+    /// (1: truncated to the model's length, as sentence-transformers does).
+    pub fn embed_windows(&self, texts: &[String], windows: &[usize]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut out = Vec::with_capacity(texts.len());
-        for chunk in texts.chunks(BATCH) {
+        for (chunk, limits) in texts.chunks(BATCH).zip(windows.chunks(BATCH)) {
             let encodings = self
                 .tokenizer
                 .encode_batch(chunk.to_vec(), true)
                 .map_err(|e| EmbedError::Model(format!("tokenizer: {e}")))?;
-            let ids: Vec<&[u32]> = encodings.iter().map(|e| e.get_ids()).collect();
-            out.extend(self.encoder.embed(&ids)?);
+            // Every window of the chunk's texts, and whose it is.
+            let mut windows: Vec<&[u32]> = Vec::with_capacity(encodings.len());
+            let mut owners: Vec<usize> = Vec::with_capacity(encodings.len());
+            for (text, (encoding, &limit)) in encodings.iter().zip(limits).enumerate() {
+                let overflow = encoding.get_overflowing().iter().map(|e| e.get_ids());
+                for ids in std::iter::once(encoding.get_ids())
+                    .chain(overflow)
+                    .take(limit.max(1))
+                {
+                    windows.push(ids);
+                    owners.push(text);
+                }
+            }
+            let mut vectors = Vec::with_capacity(windows.len());
+            for batch in windows.chunks(BATCH) {
+                vectors.extend(self.encoder.embed(batch)?);
+            }
+            out.extend(pool_windows(encodings.len(), &owners, &windows, vectors));
         }
         Ok(out)
     }
+}
+
+/// Each text's vector from its windows' (`owners[i]` is window i's text):
+/// the window's own vector where it is alone, else the windows' vectors
+/// weighted by their tokens, normalised.
+fn pool_windows(texts: usize, owners: &[usize], windows: &[&[u32]], vectors: Vec<Vec<f32>>) -> Vec<Vec<f32>> {
+    let mut each: Vec<Vec<(f32, Vec<f32>)>> = vec![Vec::new(); texts];
+    for ((&text, ids), vector) in owners.iter().zip(windows).zip(vectors) {
+        each[text].push((ids.len() as f32, vector));
+    }
+    each.into_iter()
+        .map(|mut parts| {
+            if parts.len() == 1 {
+                return parts.pop().map(|(_, v)| v).unwrap_or_default();
+            }
+            let mut sum = vec![0.0; DIMS];
+            for (weight, vector) in &parts {
+                sum.iter_mut().zip(vector).for_each(|(s, v)| *s += v * weight);
+            }
+            crate::normalise(&mut sum);
+            sum
+        })
+        .collect()
 }

@@ -1,7 +1,8 @@
 //! The local model against its real files (scripts/fetch-model.sh puts them
 //! in place): paraphrases are closer than unrelated texts, a batch gives
-//! what one-by-one gives, vectors have norm 1; a missing model turns
-//! embeddings off with one warning.
+//! what one-by-one gives, vectors have norm 1; a text longer than the
+//! model's window is read to its end; a missing model turns embeddings off
+//! with one warning.
 
 use std::{
     io::Write,
@@ -52,6 +53,39 @@ async fn paraphrases_are_closer_than_unrelated_texts() {
     // Each question is closer to its own answer than to the other.
     assert!(dot(db_question, postgres) > dot(db_question, build));
     assert!(dot(question, build) > dot(question, postgres));
+}
+
+/// A memory longer than the model's 256 tokens, whose answer is in its
+/// tail: its vector holds the tail, where a truncating embedder would give
+/// the head's vector alone.
+#[tokio::test]
+async fn a_text_longer_than_one_window_is_read_to_its_end() {
+    let embedder = Embedder::local(&model_dir()).unwrap();
+    let head = "Rendered the quarterly sales report as a spreadsheet with one sheet per region. ".repeat(20);
+    let tail = "The deploy failed because the Kubernetes secret registry-creds had expired; we rotated it.";
+    let question = "why did pulling the container image fail with an authentication error";
+    let v = embedder
+        .embed(texts(&[&head, &format!("{head}{tail}"), question, tail]))
+        .await
+        .unwrap();
+    let (head_only, long, question, tail_only) = (&v[0], &v[1], &v[2], &v[3]);
+    let (to_head, to_long) = (dot(question, head_only), dot(question, long));
+    println!(
+        "question~head {to_head:.3}, question~head+tail {to_long:.3}, question~tail {:.3}",
+        dot(question, tail_only)
+    );
+    assert!(
+        dot(head_only, long) < 0.99,
+        "the long text's vector is its head's: the tail was dropped"
+    );
+    assert!(
+        to_long > to_head + 0.05,
+        "the tail brought the long text no closer: {to_head} → {to_long}"
+    );
+    assert!((dot(long, long) - 1.0).abs() < 1e-4);
+    // One window is the model's vector as it is: the same text alone and in a batch with long ones.
+    let alone = embedder.embed(texts(&[tail])).await.unwrap();
+    assert_eq!(&alone[0], tail_only);
 }
 
 #[tokio::test]

@@ -216,7 +216,7 @@ impl Engine {
         if let Some(v) = self.query_vectors.get(&key) {
             return Ok(v);
         }
-        let v = Arc::new(embedder.embed_one(text).await?);
+        let v = Arc::new(embedder.embed_query(text).await?);
         self.query_vectors.insert(key, v.clone());
         Ok(v)
     }
