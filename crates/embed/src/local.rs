@@ -4,7 +4,7 @@
 //!
 //! The model reads at most its `max_seq_length` (256) tokens at once, and
 //! sentence-transformers drops the rest. A memory is often longer (an
-//! observation with its error excerpt, a summary: 40 % of the recall
+//! observation with its error excerpt, a summary: a third of the recall
 //! benchmark's were), and a question may be about its tail. So a longer text
 //! is read in windows of that length (the tokenizer's overflow, each with
 //! its own `[CLS]` and `[SEP]`), up to `MAX_WINDOWS`, and its vector is the

@@ -4,8 +4,9 @@
 //!    `--model-dir`), in texts per second of wall time and CPU ms per text:
 //!    short queries one at a time; observation-sized texts (~520
 //!    characters: a title, three facts, a narrative) one at a time and in
-//!    batches of 32, `--texts` texts each; long texts (cut at the model's
-//!    limit of 256 tokens) in batches of 32.
+//!    batches of 32, `--texts` texts each; long texts (an observation three
+//!    times, ~1,800 characters: two windows of the model's 256 tokens, both
+//!    read, as a stored memory is) in batches of 32.
 //! 2. **Memory**: this process's resident set (VmRSS) before the model is
 //!    loaded, once loaded, and its peak (VmHWM) after the batches: what
 //!    loading the embedder adds to a generator or API process.
@@ -179,7 +180,7 @@ async fn main() -> anyhow::Result<()> {
     let long: Vec<String> = (0..64).map(|i| observation(i).repeat(3)).collect();
     let (long_rate, long_cpu) = throughput(&embedder, &long, 32).await;
     println!(
-        "throughput kind=long text_chars={} (cut at 256 tokens) batch=32 texts_per_s={long_rate:.1} cpu_ms_per_text={long_cpu:.1}",
+        "throughput kind=long text_chars={} (read in windows of 256 tokens) batch=32 texts_per_s={long_rate:.1} cpu_ms_per_text={long_cpu:.1}",
         long[0].chars().count()
     );
     let rss_peak = status_kb("VmHWM:");
