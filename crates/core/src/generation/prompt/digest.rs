@@ -163,7 +163,11 @@ const NOTED_LINE_CHARS: usize = 160;
 /// lower-case, 4 letters or more and not common English. A line that sets a
 /// value ranks above a comment or heading, then by the distinct words it
 /// shares, first in the text first among equals; the lines kept stay in
-/// text order, at most [`NOTED_PER_FILE`] a text.
+/// text order, at most [`NOTED_PER_FILE`] a text. A line of a file read
+/// that matches one of the turn's searches counts as one word more: the
+/// agent grepped for `_TTL_SECONDS`, then read the file where
+/// `QUOTE_TTL_SECONDS=300` is, a line that may share no word with the
+/// question.
 fn spoken_of(events: &[EventRecord], digest: &Digest) -> Vec<String> {
     let spoken: std::collections::HashSet<String> = digest
         .prompts
@@ -174,6 +178,7 @@ fn spoken_of(events: &[EventRecord], digest: &Digest) -> Vec<String> {
     if spoken.is_empty() {
         return vec![];
     }
+    let searched = searched_for(events);
     let mut noted = Vec::new();
     for (label, content, source) in events.iter().filter_map(spoken_text) {
         // Every match of a search holds its pattern: its words tie nothing.
@@ -193,11 +198,15 @@ fn spoken_of(events: &[EventRecord], digest: &Digest) -> Vec<String> {
                     .collect();
                 shared.sort_unstable();
                 shared.dedup();
+                // A line of a file read that the turn searched for is what
+                // the agent was after, whatever its words.
+                let sought = source == Source::File && searched.iter().any(|p| p.is_match(line));
+                let shared = shared.len() + usize::from(sought);
                 let value = sets_a_value(line);
                 // Output is mostly progress ("test … ok") and matches: a
                 // line of it sharing one word must hold a value.
-                let enough = shared.len() >= if output && !value { 2 } else { 1 };
-                enough.then_some(((value, shared.len()), at, line))
+                let enough = shared >= if output && !value { 2 } else { 1 };
+                enough.then_some(((value, shared), at, line))
             })
             .collect();
         scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -215,6 +224,24 @@ fn spoken_of(events: &[EventRecord], digest: &Digest) -> Vec<String> {
         }
     }
     noted
+}
+
+/// The turn's search patterns (`_TTL_SECONDS`), as regular expressions:
+/// those with three letters or digits or more that match something, not
+/// every line (`.*`); a pattern that does not compile is taken literally.
+fn searched_for(events: &[EventRecord]) -> Vec<regex::Regex> {
+    events
+        .iter()
+        .filter(|e| payload::is_tool_outcome(e) && payload::tool_kind(e) == ToolKind::Search)
+        .filter_map(payload::pattern)
+        .map(str::trim)
+        .filter(|p| p.chars().filter(|c| c.is_alphanumeric()).count() >= 3)
+        .filter_map(|p| {
+            let build = |p: &str| regex::RegexBuilder::new(p).size_limit(1 << 16).build();
+            build(p).or_else(|_| build(&regex::escape(p))).ok()
+        })
+        .filter(|re| !re.is_match(""))
+        .collect()
 }
 
 /// Longest command shown before a line of its output, in characters.
@@ -573,6 +600,47 @@ mod tests {
             ),
             vec!["$ cargo test -p search: query tokens: ['caf']"]
         );
+    }
+
+    #[test]
+    fn lines_of_files_read_that_the_turn_searched_for_are_noted() {
+        let env = "# notify settings, with their defaults\nLOG_FORMAT=json\nQUOTE_TTL_SECONDS=300\nREDIS_URL=redis://localhost:6379/0";
+        let turn = |pattern: &str| {
+            vec![
+                event(
+                    "UserPromptSubmit",
+                    None,
+                    json!({"prompt": "Where does notify read its cache lifetime from?"}),
+                ),
+                event(
+                    "PostToolUse",
+                    Some("Grep"),
+                    json!({"tool_input": {"pattern": pattern},
+                           "tool_response": {"content": "src/config.rs:31:    let ttl = env_secs(\"QUOTE_TTL_SECONDS\")?;"}}),
+                ),
+                read("config/notify.env.example", env),
+            ]
+        };
+        assert_eq!(
+            Digest::of(&turn("_TTL_SECONDS")).noted,
+            vec![
+                "config/notify.env.example: # notify settings, with their defaults",
+                "config/notify.env.example: QUOTE_TTL_SECONDS=300",
+            ],
+            "the setting grepped for, though it shares no word with the prompt; the comment names notify"
+        );
+        // A regular expression, as grep takes it.
+        assert!(Digest::of(&turn("[A-Z]+_TTL_SECONDS"))
+            .noted
+            .contains(&"config/notify.env.example: QUOTE_TTL_SECONDS=300".to_string()));
+        // A pattern that matches every line, or too short to mean anything, ties nothing.
+        for pattern in [".*", "=", "[a-z"] {
+            assert_eq!(
+                Digest::of(&turn(pattern)).noted,
+                vec!["config/notify.env.example: # notify settings, with their defaults"],
+                "{pattern}"
+            );
+        }
     }
 
     /// The lines noted of a turn: `prompt`, then one `tool` outcome.
