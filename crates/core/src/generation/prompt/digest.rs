@@ -228,16 +228,25 @@ fn spoken_of(events: &[EventRecord], digest: &Digest) -> Vec<String> {
 
 /// The turn's search patterns (`_TTL_SECONDS`), as regular expressions:
 /// those with three letters or digits or more that match something, not
-/// every line (`.*`); a pattern that does not compile is taken literally.
+/// every line (`.*`); a pattern that does not compile is taken literally,
+/// and one searched for with grep's `-i` ignores case.
 fn searched_for(events: &[EventRecord]) -> Vec<regex::Regex> {
     events
         .iter()
         .filter(|e| payload::is_tool_outcome(e) && payload::tool_kind(e) == ToolKind::Search)
-        .filter_map(payload::pattern)
-        .map(str::trim)
-        .filter(|p| p.chars().filter(|c| c.is_alphanumeric()).count() >= 3)
-        .filter_map(|p| {
-            let build = |p: &str| regex::RegexBuilder::new(p).size_limit(1 << 16).build();
+        .filter_map(|e| {
+            let any_case =
+                payload::tool_input(e).and_then(|i| i.get("-i")) == Some(&serde_json::Value::Bool(true));
+            Some((payload::pattern(e)?.trim(), any_case))
+        })
+        .filter(|(p, _)| p.chars().filter(|c| c.is_alphanumeric()).count() >= 3)
+        .filter_map(|(p, any_case)| {
+            let build = |p: &str| {
+                regex::RegexBuilder::new(p)
+                    .case_insensitive(any_case)
+                    .size_limit(1 << 16)
+                    .build()
+            };
             build(p).or_else(|_| build(&regex::escape(p))).ok()
         })
         .filter(|re| !re.is_match(""))
@@ -630,9 +639,28 @@ mod tests {
             "the setting grepped for, though it shares no word with the prompt; the comment names notify"
         );
         // A regular expression, as grep takes it.
-        assert!(Digest::of(&turn("[A-Z]+_TTL_SECONDS"))
-            .noted
-            .contains(&"config/notify.env.example: QUOTE_TTL_SECONDS=300".to_string()));
+        assert!(
+            Digest::of(&turn("[A-Z]+_TTL_SECONDS"))
+                .noted
+                .contains(&"config/notify.env.example: QUOTE_TTL_SECONDS=300".to_string())
+        );
+        // Searched for ignoring case, as grep's -i does.
+        let mut any_case = turn("quote_ttl");
+        any_case[1] = event(
+            "PostToolUse",
+            Some("Grep"),
+            json!({"tool_input": {"pattern": "quote_ttl", "-i": true}, "tool_response": {"content": ""}}),
+        );
+        assert_eq!(
+            Digest::of(&turn("quote_ttl")).noted.len(),
+            1,
+            "case counts without -i"
+        );
+        assert!(
+            Digest::of(&any_case)
+                .noted
+                .contains(&"config/notify.env.example: QUOTE_TTL_SECONDS=300".to_string())
+        );
         // A pattern that matches every line, or too short to mean anything, ties nothing.
         for pattern in [".*", "=", "[a-z"] {
             assert_eq!(
