@@ -31,8 +31,9 @@ const BATCH: usize = 8;
 const DEFAULT_MAX_TOKENS: usize = 256;
 /// The most windows of one stored text that are read: 1,024 tokens, about
 /// 4 KB of English, more than any memory of the recall benchmark (the
-/// longest summary was 596). The rest is left to the lexical arm: each
-/// window costs a write about 170 ms of CPU (README, "Embeddings").
+/// longest summary was 596). The rest is left to the lexical arm: a full
+/// window costs a write about 150 ms of CPU on an AVX2 machine
+/// (bench/README.md, "Long memories read to their end").
 pub const MAX_WINDOWS: usize = 4;
 /// The files a model directory must hold.
 pub const FILES: [&str; 3] = ["config.json", "model.safetensors", "tokenizer.json"];
@@ -110,7 +111,7 @@ impl LocalModel {
                 .encode_batch(chunk.to_vec(), true)
                 .map_err(|e| EmbedError::Model(format!("tokenizer: {e}")))?;
             // Every window of the chunk's texts, and whose it is.
-            let mut windows: Vec<&[u32]> = Vec::with_capacity(encodings.len());
+            let mut spans: Vec<&[u32]> = Vec::with_capacity(encodings.len());
             let mut owners: Vec<usize> = Vec::with_capacity(encodings.len());
             for (text, (encoding, &limit)) in encodings.iter().zip(limits).enumerate() {
                 let overflow = encoding.get_overflowing().iter().map(|e| e.get_ids());
@@ -118,15 +119,15 @@ impl LocalModel {
                     .chain(overflow)
                     .take(limit.max(1))
                 {
-                    windows.push(ids);
+                    spans.push(ids);
                     owners.push(text);
                 }
             }
-            let mut vectors = Vec::with_capacity(windows.len());
-            for batch in windows.chunks(BATCH) {
+            let mut vectors = Vec::with_capacity(spans.len());
+            for batch in spans.chunks(BATCH) {
                 vectors.extend(self.encoder.embed(batch)?);
             }
-            out.extend(pool_windows(encodings.len(), &owners, &windows, vectors));
+            out.extend(pool_windows(encodings.len(), &owners, &spans, vectors));
         }
         Ok(out)
     }

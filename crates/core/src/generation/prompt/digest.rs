@@ -235,8 +235,10 @@ fn searched_for(events: &[EventRecord]) -> Vec<regex::Regex> {
         .iter()
         .filter(|e| payload::is_tool_outcome(e) && payload::tool_kind(e) == ToolKind::Search)
         .filter_map(|e| {
-            let any_case =
-                payload::tool_input(e).and_then(|i| i.get("-i")) == Some(&serde_json::Value::Bool(true));
+            let any_case = payload::tool_input(e)
+                .and_then(|i| i.get("-i"))
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or(false);
             Some((payload::pattern(e)?.trim(), any_case))
         })
         .filter(|(p, _)| p.chars().filter(|c| c.is_alphanumeric()).count() >= 3)
