@@ -30,7 +30,7 @@ pub struct Batcher {
     requests: Sender<Request>,
     /// Texts the workers have embedded.
     embedded: Arc<AtomicU64>,
-    precision: Precision,
+    model: Arc<LocalModel>,
 }
 
 impl Batcher {
@@ -38,7 +38,6 @@ impl Batcher {
     pub fn start(model: Arc<LocalModel>, workers: usize) -> Result<Self, EmbedError> {
         let (requests, queue) = crossbeam_channel::unbounded();
         let embedded = Arc::new(AtomicU64::new(0));
-        let precision = model.precision();
         for i in 0..workers.max(1) {
             let (model, queue, counter) = (model.clone(), queue.clone(), embedded.clone());
             std::thread::Builder::new()
@@ -49,13 +48,18 @@ impl Batcher {
         Ok(Self {
             requests,
             embedded,
-            precision,
+            model,
         })
     }
 
     /// The precision the model runs in.
     pub fn precision(&self) -> Precision {
-        self.precision
+        self.model.precision()
+    }
+
+    /// The model the workers run, for what needs its tokenizer alone.
+    pub fn model(&self) -> &Arc<LocalModel> {
+        &self.model
     }
 
     /// Texts the workers have embedded since they started.

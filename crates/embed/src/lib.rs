@@ -111,6 +111,31 @@ impl Embedder {
         }
     }
 
+    /// How the embedder reads a stored text, kept beside each vector so that
+    /// a vector of an older reading is re-read ([`local::READING`]); a remote
+    /// endpoint reads a text as it always has.
+    pub fn reading(&self) -> i16 {
+        match &*self.inner {
+            Inner::Local(_) => local::READING,
+            Inner::OpenAi(_) => 1,
+        }
+    }
+
+    /// Whether [`Embedder::embed`] of each text reads more than its first
+    /// window, i.e. differs from a first-window-only reading (reading 1): the
+    /// local model's tokenizer on a blocking thread, no encoder; false for a
+    /// remote endpoint.
+    pub async fn reads_past_first_window(&self, texts: Vec<String>) -> Result<Vec<bool>, EmbedError> {
+        let model = match &*self.inner {
+            Inner::Local(batcher) => batcher.model().clone(),
+            Inner::OpenAi(_) => return Ok(vec![false; texts.len()]),
+        };
+        tokio::task::spawn_blocking(move || model.windows(&texts))
+            .await
+            .map_err(|e| EmbedError::Task(format!("counting windows: {e}")))?
+            .map(|w| w.into_iter().map(|n| n > 1).collect())
+    }
+
     /// The local model's precision on this CPU; `None` for a remote endpoint.
     pub fn precision(&self) -> Option<Precision> {
         match &*self.inner {

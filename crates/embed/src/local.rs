@@ -35,6 +35,11 @@ const DEFAULT_MAX_TOKENS: usize = 256;
 /// window costs a write about 150 ms of CPU on an AVX2 machine
 /// (bench/README.md, "Long memories read to their end").
 pub const MAX_WINDOWS: usize = 4;
+/// How this crate reads a stored text, kept beside each vector: 1 read the
+/// first window only (before 2026-12-03), 2 reads up to [`MAX_WINDOWS`].
+/// Raised whenever the same model's vector of a text changes, so that the
+/// backfill re-reads what an older reading embedded.
+pub const READING: i16 = 2;
 /// The files a model directory must hold.
 pub const FILES: [&str; 3] = ["config.json", "model.safetensors", "tokenizer.json"];
 
@@ -99,6 +104,19 @@ impl LocalModel {
     /// window is read in up to [`MAX_WINDOWS`] (module doc).
     pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         self.embed_windows(texts, &vec![MAX_WINDOWS; texts.len()])
+    }
+
+    /// How many windows [`LocalModel::embed`] reads of each text (at most
+    /// [`MAX_WINDOWS`]): the tokenizer alone, no encoder.
+    pub fn windows(&self, texts: &[String]) -> Result<Vec<usize>, EmbedError> {
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| EmbedError::Model(format!("tokenizer: {e}")))?;
+        Ok(encodings
+            .iter()
+            .map(|e| (1 + e.get_overflowing().len()).min(MAX_WINDOWS))
+            .collect())
     }
 
     /// [`LocalModel::embed`], text `i` read in at most `windows[i]` windows

@@ -6,6 +6,9 @@
 //! writes them for `backfill`. A failure to
 //! embed never fails a job: the rows are written without vectors (logged),
 //! and `backfill` embeds rows without a vector later, in bounded batches.
+//! It also re-reads vectors the same model made under an older reading
+//! (`cairn_embed::local::READING`), so an upgrade that reads texts further
+//! reaches the memories written before it.
 
 use cairn_embed::Embedder;
 use cairn_shared::jobs::JobType;
@@ -13,12 +16,14 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::generation::parse::{Parsed, ParsedObservation, ParsedSummary};
-use crate::store::embeddings;
+use crate::store::embeddings::{self, Missing};
 
 /// The vectors of one job's rows, by position; `None` where there is none.
 #[derive(Clone, Debug, Default)]
 pub struct Vectors {
     pub model: String,
+    /// How the model read the texts (`Embedder::reading`).
+    pub reading: i16,
     pub observations: Vec<Option<Vec<f32>>>,
     pub summary: Option<Vec<f32>>,
 }
@@ -99,6 +104,7 @@ pub async fn for_parsed(
             let summary = parsed.summary.as_ref().and_then(|_| vectors.pop());
             Vectors {
                 model: embedder.model().to_string(),
+                reading: embedder.reading(),
                 observations: vectors.into_iter().map(Some).collect(),
                 summary,
             }
@@ -110,29 +116,67 @@ pub async fn for_parsed(
     }
 }
 
-pub use crate::store::embeddings::{Target, write as store};
+pub use crate::store::embeddings::{Made, Target, write as store};
+
+/// What `embedder` makes: its model and its reading.
+pub fn made(embedder: &Embedder) -> Made<'_> {
+    Made {
+        model: embedder.model(),
+        reading: embedder.reading(),
+    }
+}
 
 /// Rows embedded per backfill batch.
 pub const BACKFILL_BATCH: i64 = 64;
 
 /// Embeds up to `BACKFILL_BATCH` observations and as many summaries that
-/// have no vector of the embedder's model (newest first); returns how many
-/// were written. Call until it returns 0.
+/// have no vector of the embedder's model (newest first), then re-reads as
+/// many whose vector is of an older reading (`re_read`); returns how many
+/// were written or re-read. Call until it returns 0.
 #[tracing::instrument(skip_all, err)]
 pub async fn backfill_batch(pool: &PgPool, embedder: &Embedder) -> anyhow::Result<usize> {
-    let model = embedder.model();
+    let made = made(embedder);
     let mut written = 0;
     for summaries in [false, true] {
-        let rows = embeddings::missing(pool, model, summaries, BACKFILL_BATCH).await?;
+        let rows = embeddings::missing(pool, made.model, summaries, BACKFILL_BATCH).await?;
         if rows.is_empty() {
             continue;
         }
         let vectors = embedder
             .embed(rows.iter().map(|r| r.text.clone()).collect())
             .await?;
-        written += embeddings::write_batch(pool, model, &rows, &vectors).await?;
+        written += embeddings::write_batch(pool, made, &rows, &vectors).await?;
+    }
+    for summaries in [false, true] {
+        written += re_read(pool, embedder, summaries).await?;
     }
     Ok(written)
+}
+
+/// Re-reads up to `BACKFILL_BATCH` observations (or summaries) whose vector
+/// is of the embedder's model but an older reading: a text the current
+/// reading reads as the old one did (one window) only has its reading
+/// raised, the tokenizer deciding; a longer one is embedded again.
+async fn re_read(pool: &PgPool, embedder: &Embedder, summaries: bool) -> anyhow::Result<usize> {
+    let made = made(embedder);
+    let rows = embeddings::outdated(pool, made.model, made.reading, summaries, BACKFILL_BATCH).await?;
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let longer = embedder
+        .reads_past_first_window(rows.iter().map(|r| r.text.clone()).collect())
+        .await?;
+    let (again, same): (Vec<_>, Vec<_>) = rows.iter().zip(longer).partition(|(_, longer)| *longer);
+    let again: Vec<&Missing> = again.into_iter().map(|(row, _)| row).collect();
+    let same: Vec<&Missing> = same.into_iter().map(|(row, _)| row).collect();
+    let mut done = embeddings::raise_reading(pool, made, &same).await? as usize;
+    if !again.is_empty() {
+        let vectors = embedder
+            .embed(again.iter().map(|r| r.text.clone()).collect())
+            .await?;
+        done += embeddings::write_batch(pool, made, &again, &vectors).await?;
+    }
+    Ok(done)
 }
 
 /// Pause between backfill passes: rows written without a vector (a failed
@@ -159,7 +203,7 @@ pub async fn backfill(pool: PgPool, embedder: Embedder, shutdown: tokio_util::sy
             }
         }
         if total > 0 {
-            tracing::info!(rows = total, "embedding backfill: vectors written");
+            tracing::info!(rows = total, "embedding backfill: vectors written or re-read");
         }
         if !pause(&shutdown, BACKFILL_INTERVAL).await {
             return;

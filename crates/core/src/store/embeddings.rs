@@ -13,27 +13,37 @@ pub enum Target {
     Summary(Uuid),
 }
 
-/// Writes `vector` for `target` (replacing one of another model).
+/// What made a vector: the model's name and how it read the text
+/// (`cairn_embed::Embedder::reading`).
+#[derive(Clone, Copy, Debug)]
+pub struct Made<'a> {
+    pub model: &'a str,
+    pub reading: i16,
+}
+
+/// Writes `vector` for `target` (replacing one of another model or reading).
 #[tracing::instrument(skip(conn, vector), err)]
 pub async fn write(
     conn: &mut PgConnection,
     project_id: Uuid,
     target: Target,
-    model: &str,
+    made: Made<'_>,
     vector: &[f32],
 ) -> sqlx::Result<()> {
     let sql = match target {
         Target::Observation(_) => {
-            "INSERT INTO observation_embeddings (observation_id, project_id, model, dims, embedding)
-             VALUES ($1, $2, $3, $4, $5)
+            "INSERT INTO observation_embeddings (observation_id, project_id, model, dims, embedding, reading)
+             VALUES ($1, $2, $3, $4, $5, $6)
              ON CONFLICT (observation_id) DO UPDATE
-             SET model = EXCLUDED.model, dims = EXCLUDED.dims, embedding = EXCLUDED.embedding, created_at = now()"
+             SET model = EXCLUDED.model, dims = EXCLUDED.dims, embedding = EXCLUDED.embedding,
+                 reading = EXCLUDED.reading, created_at = now()"
         }
         Target::Summary(_) => {
-            "INSERT INTO summary_embeddings (summary_id, project_id, model, dims, embedding)
-             VALUES ($1, $2, $3, $4, $5)
+            "INSERT INTO summary_embeddings (summary_id, project_id, model, dims, embedding, reading)
+             VALUES ($1, $2, $3, $4, $5, $6)
              ON CONFLICT (summary_id) DO UPDATE
-             SET model = EXCLUDED.model, dims = EXCLUDED.dims, embedding = EXCLUDED.embedding, created_at = now()"
+             SET model = EXCLUDED.model, dims = EXCLUDED.dims, embedding = EXCLUDED.embedding,
+                 reading = EXCLUDED.reading, created_at = now()"
         }
     };
     let id = match target {
@@ -42,15 +52,17 @@ pub async fn write(
     sqlx::query(sql)
         .bind(id)
         .bind(project_id)
-        .bind(model)
+        .bind(made.model)
         .bind(vector.len() as i32)
         .bind(vector)
+        .bind(made.reading)
         .execute(conn)
         .await?;
     Ok(())
 }
 
-/// A row without a vector of the model, and the text to embed.
+/// A row without a vector of the model (or with one of an older reading),
+/// and the text to embed.
 #[derive(FromRow)]
 pub struct Missing {
     pub id: Uuid,
@@ -70,47 +82,130 @@ impl Missing {
     }
 }
 
+/// A summary's id, project and the text its vector is made of (a macro, so
+/// that each statement stays one `&'static str`).
+macro_rules! summary_text {
+    () => {
+        "SELECT s.id, s.project_id, true AS summary,
+        concat_ws(E'\\n', nullif(btrim(s.request), ''), nullif(btrim(s.investigated), ''),
+                  nullif(btrim(s.learned), ''), nullif(btrim(s.completed), ''),
+                  nullif(btrim(s.next_steps), '')) AS text
+    FROM summaries s"
+    };
+}
+/// An observation's id, project and the text its vector is made of; a
+/// manual memory's content is its narrative too, and is read once.
+macro_rules! observation_text {
+    () => {
+        "SELECT o.id, o.project_id, false AS summary,
+        concat_ws(E'\\n', nullif(btrim(o.title), ''), nullif(btrim(o.subtitle), ''),
+                  nullif(array_to_string(o.facts, E'\\n'), ''), nullif(btrim(o.narrative), ''),
+                  CASE WHEN o.content IS DISTINCT FROM o.narrative THEN nullif(btrim(o.content), '') END) AS text
+    FROM observations o"
+    };
+}
+
 /// Up to `limit` observations (or summaries) without a vector of `model`,
 /// newest first.
 #[tracing::instrument(skip(pool), err)]
 pub async fn missing(pool: &PgPool, model: &str, summaries: bool, limit: i64) -> sqlx::Result<Vec<Missing>> {
     let sql = if summaries {
-        "SELECT s.id, s.project_id, true AS summary,
-                concat_ws(E'\\n', nullif(btrim(s.request), ''), nullif(btrim(s.investigated), ''),
-                          nullif(btrim(s.learned), ''), nullif(btrim(s.completed), ''),
-                          nullif(btrim(s.next_steps), '')) AS text
-         FROM summaries s
-         WHERE NOT EXISTS (SELECT 1 FROM summary_embeddings e
-                           WHERE e.summary_id = s.id AND e.model = $1)
-         ORDER BY s.created_at DESC LIMIT $2"
+        concat!(
+            summary_text!(),
+            " WHERE NOT EXISTS (SELECT 1 FROM summary_embeddings e WHERE e.summary_id = s.id AND e.model = $1)
+              ORDER BY s.created_at DESC LIMIT $2"
+        )
     } else {
-        "SELECT o.id, o.project_id, false AS summary,
-                concat_ws(E'\\n', nullif(btrim(o.title), ''), nullif(btrim(o.subtitle), ''),
-                          nullif(array_to_string(o.facts, E'\\n'), ''), nullif(btrim(o.narrative), ''),
-                          nullif(btrim(o.content), '')) AS text
-         FROM observations o
-         WHERE NOT EXISTS (SELECT 1 FROM observation_embeddings e
-                           WHERE e.observation_id = o.id AND e.model = $1)
-         ORDER BY o.created_at DESC LIMIT $2"
+        concat!(
+            observation_text!(),
+            " WHERE NOT EXISTS (SELECT 1 FROM observation_embeddings e WHERE e.observation_id = o.id AND e.model = $1)
+              ORDER BY o.created_at DESC LIMIT $2"
+        )
     };
     sqlx::query_as(sql).bind(model).bind(limit).fetch_all(pool).await
+}
+
+/// Up to `limit` observations (or summaries) whose vector is of `model` but
+/// of a reading before `reading`, in no particular order. The literal
+/// `reading < 2` lets the planner use migration 0033's partial indexes.
+#[tracing::instrument(skip(pool), err)]
+pub async fn outdated(
+    pool: &PgPool,
+    model: &str,
+    reading: i16,
+    summaries: bool,
+    limit: i64,
+) -> sqlx::Result<Vec<Missing>> {
+    let sql = if summaries {
+        concat!(
+            summary_text!(),
+            " JOIN summary_embeddings e ON e.summary_id = s.id
+              WHERE e.reading < 2 AND e.reading < $2 AND e.model = $1 LIMIT $3"
+        )
+    } else {
+        concat!(
+            observation_text!(),
+            " JOIN observation_embeddings e ON e.observation_id = o.id
+              WHERE e.reading < 2 AND e.reading < $2 AND e.model = $1 LIMIT $3"
+        )
+    };
+    sqlx::query_as(sql)
+        .bind(model)
+        .bind(reading)
+        .bind(limit)
+        .fetch_all(pool)
+        .await
+}
+
+/// Raises the reading of each of `rows`' vectors still of `made.model` to
+/// `made.reading`, their vectors untouched (texts the new reading reads the
+/// same); the retrieval feed is not stamped (migration 0033). Returns how
+/// many were raised.
+#[tracing::instrument(skip(pool, rows), fields(rows = rows.len()), err)]
+pub async fn raise_reading(pool: &PgPool, made: Made<'_>, rows: &[&Missing]) -> sqlx::Result<u64> {
+    let (observations, summaries): (Vec<&&Missing>, Vec<&&Missing>) = rows.iter().partition(|r| !r.summary);
+    let ids = |rows: Vec<&&Missing>| rows.iter().map(|r| r.id).collect::<Vec<Uuid>>();
+    let mut tx = pool.begin().await?;
+    let raised = sqlx::query(
+        "UPDATE observation_embeddings SET reading = $3
+         WHERE observation_id = ANY($1) AND model = $2 AND reading < $3",
+    )
+    .bind(ids(observations))
+    .bind(made.model)
+    .bind(made.reading)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected()
+        + sqlx::query(
+            "UPDATE summary_embeddings SET reading = $3
+             WHERE summary_id = ANY($1) AND model = $2 AND reading < $3",
+        )
+        .bind(ids(summaries))
+        .bind(made.model)
+        .bind(made.reading)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    tx.commit().await?;
+    Ok(raised)
 }
 
 /// Writes each row's vector in one transaction; a row deleted meanwhile
 /// fails its foreign key and is skipped, the rest are kept. Returns how
 /// many were written.
 #[tracing::instrument(skip(pool, rows, vectors), fields(rows = rows.len()), err)]
-pub async fn write_batch(
+pub async fn write_batch<R: std::borrow::Borrow<Missing>>(
     pool: &PgPool,
-    model: &str,
-    rows: &[Missing],
+    made: Made<'_>,
+    rows: &[R],
     vectors: &[Vec<f32>],
 ) -> sqlx::Result<usize> {
     let mut written = 0;
     let mut tx = pool.begin().await?;
     for (row, vector) in rows.iter().zip(vectors) {
         sqlx::query("SAVEPOINT one").execute(&mut *tx).await?;
-        match write(&mut tx, row.project_id, row.target(), model, vector).await {
+        let row = row.borrow();
+        match write(&mut tx, row.project_id, row.target(), made, vector).await {
             Ok(()) => written += 1,
             Err(_) => {
                 sqlx::query("ROLLBACK TO SAVEPOINT one").execute(&mut *tx).await?;

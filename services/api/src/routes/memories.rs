@@ -94,7 +94,7 @@ pub async fn create_memory(
         Some(embedder) => {
             let text = cairn_core::generation::embed::observation_text(&title, "", &[], &content);
             match embedder.embed_one(&text).await {
-                Ok(v) => Some((embedder.model(), v)),
+                Ok(v) => Some((cairn_core::generation::embed::made(embedder), v)),
                 Err(e) => {
                     tracing::warn!(error = %e, "memory not embedded now: the backfill will");
                     None
@@ -117,9 +117,9 @@ pub async fn create_memory(
         },
     )
     .await?;
-    if let Some((model, vector)) = &vector {
+    if let Some((made, vector)) = &vector {
         let target = cairn_core::generation::embed::Target::Observation(row.id);
-        cairn_core::generation::embed::store(&mut tx, row.project_id, target, model, vector).await?;
+        cairn_core::generation::embed::store(&mut tx, row.project_id, target, *made, vector).await?;
     }
     tx.commit().await?;
     Ok((StatusCode::CREATED, Json(MemoryResponse { memory: row.into() })))

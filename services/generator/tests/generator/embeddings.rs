@@ -57,6 +57,16 @@ async fn embeddings(app: &TestApp) -> i64 {
     rows(app, "observation_embeddings").await + rows(app, "summary_embeddings").await
 }
 
+/// Vectors of the project stored with a reading other than `reading`.
+async fn older_readings(app: &TestApp, reading: i16) -> i64 {
+    app.count(&format!(
+        "SELECT (SELECT count(*) FROM observation_embeddings WHERE project_id = '{0}' AND reading <> {1})
+              + (SELECT count(*) FROM summary_embeddings WHERE project_id = '{0}' AND reading <> {1})",
+        app.project_id, reading
+    ))
+    .await
+}
+
 async fn memories(app: &TestApp) -> i64 {
     rows(app, "observations").await + rows(app, "summaries").await
 }
@@ -89,6 +99,11 @@ async fn every_observation_and_summary_is_written_with_its_vector() {
         "every row has its vector: {listed:?}"
     );
     let embedder = Embedder::local(&model_dir()).unwrap();
+    assert_eq!(
+        older_readings(&app, embedder.reading()).await,
+        0,
+        "each vector is stored with the reading that made it"
+    );
     for (text, model, dims, vector) in vectors {
         assert_eq!((model.as_str(), dims), ("all-MiniLM-L6-v2", 384));
         let expected = embedder.embed_one(&text).await.unwrap();
@@ -133,6 +148,113 @@ async fn a_missing_model_writes_rows_without_vectors_and_the_backfill_adds_them(
         let expected = embedder.embed_one(&text).await.unwrap();
         assert!(cairn_embed::dot(&expected, &vector) > 0.9999, "{text}");
     }
+}
+
+/// A manual memory's vector, reading and feed stamp.
+async fn vector_of(app: &TestApp, id: &str) -> (Vec<f32>, i16, String) {
+    sqlx::query_as(
+        "SELECT embedding, reading, index_tx::text FROM observation_embeddings WHERE observation_id = $1::uuid",
+    )
+    .bind(id)
+    .fetch_one(&app.pool)
+    .await
+    .unwrap()
+}
+
+/// Vectors written before texts were read past their first window (reading
+/// 1) are re-read by the backfill: a long memory is embedded again, to its
+/// end, and reaches the index through the feed; a short one, which the new
+/// reading reads the same, only has its reading raised, its vector and its
+/// feed stamp untouched.
+#[tokio::test]
+async fn the_backfill_re_reads_vectors_of_an_older_reading() {
+    let app = spawn_app().await;
+    let embedder = Embedder::local(&model_dir()).unwrap();
+    let long = (0..15)
+        .map(|i| {
+            format!("Step {i} of the quarterly sales report: exported the figures and checked the totals.")
+        })
+        .chain((0..6).map(|i| {
+            format!(
+                "Incident {i}: the deploy pipeline failed pulling container images because the Kubernetes \
+                 secret registry-creds had expired; rotated it with scripts/rotate-registry.sh."
+            )
+        }))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let short = "Login tokens expire after 30 minutes.";
+    let mut ids = vec![];
+    for content in [long.as_str(), short] {
+        let (status, res) = app
+            .post(
+                "/v1/memories",
+                Some(&app.admin_token),
+                &serde_json::json!({"projectId": app.project_id, "content": content}),
+            )
+            .await;
+        assert_eq!(status, 201, "{res}");
+        ids.push(res["memory"]["id"].as_str().unwrap().to_string());
+    }
+    while backfill_batch(&app.pool, &embedder).await.unwrap() > 0 {}
+    assert_eq!(older_readings(&app, embedder.reading()).await, 0);
+
+    // As an earlier Cairn left them: the long memory's vector read from its
+    // first window only, the short one's a stand-in that no reading makes.
+    let text = |id: &str| {
+        let pool = app.pool.clone();
+        let id = id.to_string();
+        async move {
+            let (title, content): (String, String) =
+                sqlx::query_as("SELECT title, content FROM observations WHERE id = $1::uuid")
+                    .bind(id)
+                    .fetch_one(&pool)
+                    .await
+                    .unwrap();
+            observation_text(&title, "", &[], &content)
+        }
+    };
+    let long_text = text(&ids[0]).await;
+    let first_window = embedder.embed_query(&long_text).await.unwrap();
+    let to_its_end = embedder.embed_one(&long_text).await.unwrap();
+    let same = cairn_embed::dot(&first_window, &to_its_end);
+    assert!(
+        same < 0.95,
+        "the long memory reads differently past its first window ({same})"
+    );
+    let stand_in = first_window.clone();
+    for (id, vector) in [(&ids[0], &first_window), (&ids[1], &stand_in)] {
+        sqlx::query(
+            "UPDATE observation_embeddings SET embedding = $2, reading = 1 WHERE observation_id = $1::uuid",
+        )
+        .bind(id)
+        .bind(vector)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    }
+    let (_, _, long_stamp) = vector_of(&app, &ids[0]).await;
+    let (_, _, short_stamp) = vector_of(&app, &ids[1]).await;
+
+    assert_eq!(backfill_batch(&app.pool, &embedder).await.unwrap(), 2);
+    assert_eq!(
+        backfill_batch(&app.pool, &embedder).await.unwrap(),
+        0,
+        "nothing left"
+    );
+    let (vector, reading, stamp) = vector_of(&app, &ids[0]).await;
+    assert_eq!(reading, embedder.reading());
+    assert!(
+        cairn_embed::dot(&vector, &to_its_end) > 0.9999,
+        "embedded again, to its end"
+    );
+    assert_ne!(stamp, long_stamp, "the new vector reaches the retrieval feed");
+    let (vector, reading, stamp) = vector_of(&app, &ids[1]).await;
+    assert_eq!(reading, embedder.reading());
+    assert_eq!(vector, stand_in, "a text of one window is not embedded again");
+    assert_eq!(
+        stamp, short_stamp,
+        "raising a reading alone is not fed to the index"
+    );
 }
 
 #[tokio::test]

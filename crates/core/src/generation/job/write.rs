@@ -104,13 +104,13 @@ const WRITES_AFTER: &str = "
             investigated text, learned text, completed text, next_steps text, notes text, provider text,
             model text)
     ), observation_vectors AS (
-        INSERT INTO observation_embeddings (observation_id, project_id, model, dims, embedding)
-        SELECT v.id, m.project_id, v.model, cardinality(v.embedding), v.embedding
-        FROM moved m, jsonb_to_recordset($12) AS v(id uuid, model text, embedding real[])
+        INSERT INTO observation_embeddings (observation_id, project_id, model, dims, embedding, reading)
+        SELECT v.id, m.project_id, v.model, cardinality(v.embedding), v.embedding, v.reading
+        FROM moved m, jsonb_to_recordset($12) AS v(id uuid, model text, reading smallint, embedding real[])
     ), summary_vectors AS (
-        INSERT INTO summary_embeddings (summary_id, project_id, model, dims, embedding)
-        SELECT v.id, m.project_id, v.model, cardinality(v.embedding), v.embedding
-        FROM moved m, jsonb_to_recordset($13) AS v(id uuid, model text, embedding real[])
+        INSERT INTO summary_embeddings (summary_id, project_id, model, dims, embedding, reading)
+        SELECT v.id, m.project_id, v.model, cardinality(v.embedding), v.embedding, v.reading
+        FROM moved m, jsonb_to_recordset($13) AS v(id uuid, model text, reading smallint, embedding real[])
     ), session_marked AS (
         UPDATE sessions s SET last_generated_at = now()
         WHERE s.id = (SELECT x.id FROM sessions x, moved m
@@ -232,7 +232,7 @@ impl<'a> Rows<'a> {
         }));
         if let Some(v) = self.vectors.observation(position) {
             self.observation_vectors
-                .push(json!({ "id": id, "model": self.vectors.model, "embedding": v }));
+                .push(json!({ "id": id, "model": self.vectors.model, "reading": self.vectors.reading, "embedding": v }));
         }
         self.notices
             .push(notice("observation.created", id, self.job, &o.title));
@@ -248,7 +248,7 @@ impl<'a> Rows<'a> {
         }));
         if let Some(v) = self.vectors.summary.as_deref() {
             self.summary_vectors
-                .push(json!({ "id": id, "model": self.vectors.model, "embedding": v }));
+                .push(json!({ "id": id, "model": self.vectors.model, "reading": self.vectors.reading, "embedding": v }));
         }
         self.notices
             .push(notice("summary.created", id, self.job, &s.request));
