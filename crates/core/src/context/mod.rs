@@ -3,7 +3,8 @@
 //! observations and the most relevant few (`gather`), fits them to the
 //! project's token budget (`select`), and renders markdown for agents
 //! (`markdown`) or JSON for API clients (`dto`). `prompt` is the small,
-//! deadline-bound variant answered on UserPromptSubmit. Stored text reaches
+//! deadline-bound variant answered on UserPromptSubmit, saying each thing
+//! once (`once`). Stored text reaches
 //! an agent only through `neutralise`, so a memory cannot close the block.
 
 pub mod file_memories;
@@ -11,6 +12,7 @@ pub mod focus;
 pub mod gather;
 pub mod markdown;
 pub mod neutralise;
+pub mod once;
 pub mod prompt;
 pub mod select;
 

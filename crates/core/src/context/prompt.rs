@@ -12,6 +12,7 @@ use cairn_retrieval::knob::f32_env;
 use uuid::Uuid;
 
 use super::focus::Focus;
+use super::once::Said;
 use super::{gather, markdown};
 use crate::engine::Engine;
 
@@ -162,7 +163,8 @@ pub fn admitted<T>(found: Vec<(T, cairn_retrieval::Hit)>, want: usize) -> Vec<T>
 }
 
 /// The matches, each cut so that the whole stays within `budget_tokens`,
-/// what `focus` asks about first in each (`focus`).
+/// what `focus` asks about first in each (`focus`), each fact said once
+/// (`once`).
 pub fn render(matches: &[gather::ObservationItem], budget_tokens: usize, focus: &Focus) -> Option<String> {
     render_titled("# Related memory (Cairn)", matches, budget_tokens, focus)
 }
@@ -183,15 +185,19 @@ pub fn render_titled(
     let share = left / matches.len();
     let mut out = format!("{}{head}", markdown::OPEN_TAG);
     let mut shown = 0;
+    let mut said = Said::default();
     for o in matches {
+        let Some(o) = said.new_in(o) else { continue };
         // The heading line takes about a third of a block's share.
-        let block = markdown::detail(&focus.apply(o, share * 2 / 3), share.min(left));
+        let focused = focus.apply(&o, share * 2 / 3);
+        let block = markdown::detail(&focused, share.min(left));
         let price = block.chars().count();
         if price > left || block.lines().count() < 1 {
             break;
         }
         left -= price;
         out.push_str(&block);
+        said.add(&focused);
         shown += 1;
     }
     if shown == 0 {
