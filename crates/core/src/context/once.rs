@@ -81,7 +81,10 @@ mod tests {
         let session = item(&["done: Added the index, built CONCURRENTLY."], "");
         said.add(&said.new_in(&session).unwrap());
         let turn = item(
-            &["done:  added the index, built  CONCURRENTLY.", "ran scripts/explain_products.sql"],
+            &[
+                "done:  added the index, built  CONCURRENTLY.",
+                "ran scripts/explain_products.sql",
+            ],
             "Added the index, built CONCURRENTLY.",
         );
         let shown = said.new_in(&turn).unwrap();
@@ -96,13 +99,21 @@ mod tests {
 
     #[test]
     fn a_rendered_block_says_a_shared_fact_once_and_gives_its_room_to_the_next() {
-        let fact = "done: The products query scanned all of product_prices; added product_prices_product_id_idx.";
-        let mut others = item(&["learned: the refunds job retries three times before it pages."], "");
+        let fact =
+            "done: The products query scanned all of product_prices; added product_prices_product_id_idx.";
+        let mut others = item(
+            &["learned: the refunds job retries three times before it pages."],
+            "",
+        );
         others.title = "Refund retries".into();
         let matches = [item(&[fact], ""), item(&[fact], ""), others];
         let block = super::super::prompt::render(&matches, 500, &super::super::focus::Focus::of("")).unwrap();
         assert_eq!(block.matches(fact).count(), 1, "{block}");
-        assert_eq!(block.matches("### ").count(), 2, "the repeat is left out: {block}");
+        assert_eq!(
+            block.matches("### ").count(),
+            2,
+            "the repeat is left out: {block}"
+        );
         assert!(block.contains("retries three times"), "{block}");
     }
 

@@ -182,12 +182,14 @@ pub fn render_titled(
     let head = format!("{title}\n{}", markdown::DATA_NOTICE);
     let frame = markdown::OPEN_TAG.len() + head.chars().count() + markdown::CLOSE_TAG.len();
     let mut left = (budget_tokens * 4).saturating_sub(frame);
-    let share = left / matches.len();
     let mut out = format!("{}{head}", markdown::OPEN_TAG);
     let mut shown = 0;
     let mut said = Said::default();
-    for o in matches {
+    for (i, o) in matches.iter().enumerate() {
         let Some(o) = said.new_in(o) else { continue };
+        // An equal part of what is left: room a memory left out or shorter
+        // than its part did not use goes to those after it.
+        let share = left / (matches.len() - i);
         // The heading line takes about a third of a block's share.
         let focused = focus.apply(&o, share * 2 / 3);
         let block = markdown::detail(&focused, share.min(left));
