@@ -123,13 +123,13 @@ WITH moved AS (
             investigated text, learned text, completed text, next_steps text, notes text, provider text,
             model text)
     ), observation_vectors AS (
-        INSERT INTO observation_embeddings (observation_id, project_id, model, dims, embedding)
-        SELECT v.id, m.project_id, v.model, cardinality(v.embedding), v.embedding
-        FROM moved m, jsonb_to_recordset('[]'::jsonb) AS v(id uuid, model text, embedding real[])
+        INSERT INTO observation_embeddings (observation_id, project_id, model, dims, embedding, reading)
+        SELECT v.id, m.project_id, v.model, cardinality(v.embedding), v.embedding, v.reading
+        FROM moved m, jsonb_to_recordset('[]'::jsonb) AS v(id uuid, model text, reading smallint, embedding real[])
     ), summary_vectors AS (
-        INSERT INTO summary_embeddings (summary_id, project_id, model, dims, embedding)
-        SELECT v.id, m.project_id, v.model, cardinality(v.embedding), v.embedding
-        FROM moved m, jsonb_to_recordset('[]'::jsonb) AS v(id uuid, model text, embedding real[])
+        INSERT INTO summary_embeddings (summary_id, project_id, model, dims, embedding, reading)
+        SELECT v.id, m.project_id, v.model, cardinality(v.embedding), v.embedding, v.reading
+        FROM moved m, jsonb_to_recordset('[]'::jsonb) AS v(id uuid, model text, reading smallint, embedding real[])
     ), session_marked AS (
         UPDATE sessions s SET last_generated_at = now()
         WHERE s.id = (SELECT x.id FROM sessions x, moved m
