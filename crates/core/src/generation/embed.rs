@@ -166,9 +166,13 @@ async fn re_read(pool: &PgPool, embedder: &Embedder, summaries: bool) -> anyhow:
     let longer = embedder
         .reads_past_first_window(rows.iter().map(|r| r.text.clone()).collect())
         .await?;
-    let (again, same): (Vec<_>, Vec<_>) = rows.iter().zip(longer).partition(|(_, longer)| *longer);
-    let again: Vec<&Missing> = again.into_iter().map(|(row, _)| row).collect();
-    let same: Vec<&Missing> = same.into_iter().map(|(row, _)| row).collect();
+    let (mut again, mut same): (Vec<&Missing>, Vec<&Missing>) = (vec![], vec![]);
+    for (row, longer) in rows.iter().zip(longer) {
+        match longer {
+            true => again.push(row),
+            false => same.push(row),
+        }
+    }
     let mut done = embeddings::raise_reading(pool, made, &same).await? as usize;
     if !again.is_empty() {
         let vectors = embedder
