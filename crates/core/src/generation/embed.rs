@@ -187,32 +187,56 @@ async fn re_read(pool: &PgPool, embedder: &Embedder, summaries: bool) -> anyhow:
 /// embedding, a memory saved through the API) get one within about this long.
 pub const BACKFILL_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// Backfills in passes until `shutdown`: each pass embeds batches until
-/// nothing is missing, with a pause between batches so jobs keep the CPU,
-/// then waits `BACKFILL_INTERVAL`. An error is logged and ends the pass.
+/// Backfills in passes until `shutdown`, one every `BACKFILL_INTERVAL`
+/// (`backfill_pass`).
 pub async fn backfill(pool: PgPool, embedder: Embedder, shutdown: tokio_util::sync::CancellationToken) {
     loop {
-        let mut total = 0;
-        loop {
-            match backfill_batch(&pool, &embedder).await {
-                Ok(0) => break,
-                Ok(n) => total += n,
-                Err(e) => {
-                    tracing::warn!(error = %e, "embedding backfill pass stopped");
-                    break;
-                }
+        match backfill_pass(&pool, &embedder, &shutdown).await {
+            Some(total) if total > 0 => {
+                tracing::info!(rows = total, "embedding backfill: vectors written or re-read");
             }
-            if !pause(&shutdown, std::time::Duration::from_millis(200)).await {
-                return;
-            }
-        }
-        if total > 0 {
-            tracing::info!(rows = total, "embedding backfill: vectors written or re-read");
+            _ => {}
         }
         if !pause(&shutdown, BACKFILL_INTERVAL).await {
             return;
         }
     }
+}
+
+/// One pass, when this process has the backfill's turn (`None` when
+/// another generator has it): batches until nothing is missing or
+/// outdated, with a pause between batches so jobs keep the CPU. An error is
+/// logged and ends the pass; `shutdown` ends it too. Returns the rows
+/// written or re-read.
+pub async fn backfill_pass(
+    pool: &PgPool,
+    embedder: &Embedder,
+    shutdown: &tokio_util::sync::CancellationToken,
+) -> Option<usize> {
+    let turn = match embeddings::backfill_turn(pool).await {
+        Ok(Some(turn)) => turn,
+        Ok(None) => return None,
+        Err(e) => {
+            tracing::warn!(error = %e, "embedding backfill pass not started");
+            return None;
+        }
+    };
+    let mut total = 0;
+    loop {
+        match backfill_batch(pool, embedder).await {
+            Ok(0) => break,
+            Ok(n) => total += n,
+            Err(e) => {
+                tracing::warn!(error = %e, "embedding backfill pass stopped");
+                break;
+            }
+        }
+        if !pause(shutdown, std::time::Duration::from_millis(200)).await {
+            break;
+        }
+    }
+    turn.end().await;
+    Some(total)
 }
 
 /// Sleeps `d`; false when `shutdown` came first.

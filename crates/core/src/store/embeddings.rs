@@ -3,7 +3,7 @@
 //! rows, by the API for a manual memory, and by the backfill for rows
 //! written without one.
 
-use sqlx::{PgConnection, PgPool, prelude::FromRow};
+use sqlx::{PgConnection, PgPool, Postgres, pool::PoolConnection, prelude::FromRow};
 use uuid::Uuid;
 
 /// Which row a vector belongs to.
@@ -214,4 +214,35 @@ pub async fn write_batch<R: std::borrow::Borrow<Missing>>(
     }
     tx.commit().await?;
     Ok(written)
+}
+
+/// One process's turn at the backfill: a session advisory lock held on a
+/// connection of its own, so that of several generators one embeds and
+/// re-reads at a time instead of each doing the same rows. A process that
+/// dies loses its session, and the lock with it.
+pub struct BackfillTurn(PoolConnection<Postgres>);
+
+/// The backfill's turn, or `None` when another process holds it.
+#[tracing::instrument(skip(pool), err)]
+pub async fn backfill_turn(pool: &PgPool) -> sqlx::Result<Option<BackfillTurn>> {
+    let mut conn = pool.acquire().await?;
+    let locked: bool =
+        sqlx::query_scalar("SELECT pg_try_advisory_lock(hashtext('cairn_embedding_backfill'))")
+            .fetch_one(&mut *conn)
+            .await?;
+    Ok(locked.then_some(BackfillTurn(conn)))
+}
+
+impl BackfillTurn {
+    /// Gives the turn back. Should the unlock fail, the connection is closed
+    /// rather than returned to the pool still holding the lock.
+    pub async fn end(mut self) {
+        let unlocked = sqlx::query("SELECT pg_advisory_unlock(hashtext('cairn_embedding_backfill'))")
+            .execute(&mut *self.0)
+            .await;
+        if let Err(e) = unlocked {
+            tracing::warn!(error = %e, "backfill lock not released: closing its connection");
+            let _ = self.0.close().await;
+        }
+    }
 }

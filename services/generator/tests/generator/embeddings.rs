@@ -4,7 +4,7 @@
 //! the backfill adds the missing vectors later.
 
 use cairn_embed::Embedder;
-use cairn_generator::embed::{backfill_batch, observation_text, summary_text};
+use cairn_generator::embed::{backfill_batch, backfill_pass, observation_text, summary_text};
 use cairn_testkit::{TestApp, model_dir, spawn_app};
 use wiremock::{Mock, MockServer, ResponseTemplate, matchers::method};
 
@@ -255,6 +255,51 @@ async fn the_backfill_re_reads_vectors_of_an_older_reading() {
         stamp, short_stamp,
         "raising a reading alone is not fed to the index"
     );
+}
+
+/// Of several generators, one backfills at a time: while another holds the
+/// turn a pass does nothing, and once it is given back a pass embeds.
+#[tokio::test]
+async fn one_generator_backfills_at_a_time() {
+    let app = spawn_app().await;
+    let embedder = Embedder::local(&model_dir()).unwrap();
+    let (status, res) = app
+        .post(
+            "/v1/memories",
+            Some(&app.admin_token),
+            &serde_json::json!({"projectId": app.project_id, "content": "The staging database is reset every Sunday night."}),
+        )
+        .await;
+    assert_eq!(status, 201, "{res}");
+    sqlx::query("DELETE FROM observation_embeddings")
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    let shutdown = tokio_util::sync::CancellationToken::new();
+
+    let other = cairn_core::store::embeddings::backfill_turn(&app.pool)
+        .await
+        .unwrap()
+        .expect("the turn is free");
+    assert!(
+        cairn_core::store::embeddings::backfill_turn(&app.pool)
+            .await
+            .unwrap()
+            .is_none(),
+        "held by the other"
+    );
+    assert_eq!(backfill_pass(&app.pool, &embedder, &shutdown).await, None);
+    assert_eq!(
+        embeddings(&app).await,
+        0,
+        "nothing embedded while the other has the turn"
+    );
+
+    other.end().await;
+    assert_eq!(backfill_pass(&app.pool, &embedder, &shutdown).await, Some(1));
+    assert_eq!(embeddings(&app).await, 1);
+    // The pass gave its turn back.
+    assert_eq!(backfill_pass(&app.pool, &embedder, &shutdown).await, Some(0));
 }
 
 #[tokio::test]
