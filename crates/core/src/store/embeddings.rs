@@ -163,30 +163,36 @@ pub async fn outdated(
 /// many were raised.
 #[tracing::instrument(skip(pool, rows), fields(rows = rows.len()), err)]
 pub async fn raise_reading(pool: &PgPool, made: Made<'_>, rows: &[&Missing]) -> sqlx::Result<u64> {
-    let (observations, summaries): (Vec<&&Missing>, Vec<&&Missing>) = rows.iter().partition(|r| !r.summary);
-    let ids = |rows: Vec<&&Missing>| rows.iter().map(|r| r.id).collect::<Vec<Uuid>>();
-    let mut tx = pool.begin().await?;
-    let raised = sqlx::query(
-        "UPDATE observation_embeddings SET reading = $3
-         WHERE observation_id = ANY($1) AND model = $2 AND reading < $3",
-    )
-    .bind(ids(observations))
-    .bind(made.model)
-    .bind(made.reading)
-    .execute(&mut *tx)
-    .await?
-    .rows_affected()
-        + sqlx::query(
+    let statements = [
+        (
+            false,
+            "UPDATE observation_embeddings SET reading = $3
+             WHERE observation_id = ANY($1) AND model = $2 AND reading < $3",
+        ),
+        (
+            true,
             "UPDATE summary_embeddings SET reading = $3
              WHERE summary_id = ANY($1) AND model = $2 AND reading < $3",
-        )
-        .bind(ids(summaries))
-        .bind(made.model)
-        .bind(made.reading)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-    tx.commit().await?;
+        ),
+    ];
+    let mut raised = 0;
+    for (summary, sql) in statements {
+        let ids: Vec<Uuid> = rows
+            .iter()
+            .filter(|r| r.summary == summary)
+            .map(|r| r.id)
+            .collect();
+        if ids.is_empty() {
+            continue;
+        }
+        raised += sqlx::query(sql)
+            .bind(ids)
+            .bind(made.model)
+            .bind(made.reading)
+            .execute(pool)
+            .await?
+            .rows_affected();
+    }
     Ok(raised)
 }
 
