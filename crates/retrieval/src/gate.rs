@@ -2,9 +2,9 @@
 //! summary, private, in a dense array by slot, with the time each was
 //! written and its score's weight (state and feedback) beside it. The hot
 //! loops (every posting, every vector, every match a pruning pass weighs)
-//! read these; only a private memory or a query with a type, session or
-//! date filter reads the full attributes (`Query::admits`), which live
-//! elsewhere in memory.
+//! read these; only a private memory or a query with a type, session,
+//! date or narrowing filter reads the full attributes (`Query::admits`),
+//! which live elsewhere in memory.
 
 use chrono::{DateTime, Utc};
 
@@ -95,7 +95,7 @@ pub struct Admission<'g> {
     /// Some memory was written after `as_of`.
     check_time: bool,
     summaries: bool,
-    /// No type, session or date filter.
+    /// No type, session, date or narrowing filter.
     plain: bool,
     sees_all: bool,
 }
@@ -108,7 +108,11 @@ impl<'g> Admission<'g> {
             as_of: q.as_of,
             check_time: gates.newest.is_some_and(|newest| newest > q.as_of),
             summaries: q.summaries && f.kinds.is_empty(),
-            plain: f.kinds.is_empty() && f.session_id.is_none() && f.since.is_none() && f.until.is_none(),
+            plain: f.kinds.is_empty()
+                && f.session_id.is_none()
+                && f.since.is_none()
+                && f.until.is_none()
+                && f.only.is_none(),
             sees_all: f.sees_all,
         }
     }
@@ -194,6 +198,7 @@ mod tests {
                 until: (until_s > -6).then(|| now - Duration::seconds(until_s)),
                 viewer: some_uuid(viewer),
                 sees_all,
+                only: None,
             };
             let filters = match unfiltered {
                 true => Filters { viewer: filters.viewer, sees_all, ..Filters::default() },

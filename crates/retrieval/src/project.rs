@@ -237,7 +237,7 @@ impl ProjectIndex {
         let admit = |slot: u32| {
             let admitted = admission.decide(slot).unwrap_or_else(|| {
                 let s = &self.slots[slot as usize];
-                s.alive && q.admits(s.source, &s.attrs)
+                s.alive && q.admits(s.source, &s.attrs) && q.filters.narrowed_to(&s.id)
             });
             admitted && !excluded.contains(&slot)
         };
@@ -529,6 +529,8 @@ mod tests {
     use chrono::{Duration, Utc};
     use proptest::prelude::*;
 
+    use std::sync::Arc;
+
     use super::*;
     use crate::{Filters, State};
 
@@ -538,7 +540,7 @@ mod tests {
     fn unpruned(index: &ProjectIndex, q: &Query<'_>) -> Vec<(Uuid, f64)> {
         let admit = |slot: u32| {
             let s = &index.slots[slot as usize];
-            s.alive && q.admits(s.source, &s.attrs)
+            s.alive && q.admits(s.source, &s.attrs) && q.filters.narrowed_to(&s.id)
         };
         let terms = tokenize::query_terms(q.text);
         let lexical: Vec<(u32, f32)> = index
@@ -662,6 +664,37 @@ mod tests {
             ));
         }
         (index, now)
+    }
+
+    #[test]
+    fn a_narrowed_search_finds_only_the_memories_it_was_narrowed_to() {
+        let (index, now) = routine_notes_and_a_fact();
+        let ids = |only: Option<Vec<u128>>| -> Vec<u128> {
+            let filters = Filters {
+                only: only.map(|ids| Arc::new(ids.into_iter().map(Uuid::from_u128).collect())),
+                ..Filters::default()
+            };
+            let query = Query {
+                project_id: Uuid::nil(),
+                text: "deploy pipeline",
+                exclude: "",
+                vector: None,
+                filters: &filters,
+                as_of: now,
+                summaries: true,
+                mode: Mode::Lexical,
+                want: 20,
+                lexical_weight: None,
+            };
+            index.search(&query).iter().map(|h| h.id.as_u128()).collect()
+        };
+        let all = ids(None);
+        assert!(all.len() > 3, "{all:?}");
+        assert_eq!(ids(Some(vec![1])), [1]);
+        assert_eq!(ids(Some(vec![3, 1])).len(), 2);
+        assert_eq!(ids(Some(vec![])), Vec::<u128>::new());
+        // An id of no memory of the project narrows to nothing more.
+        assert_eq!(ids(Some(vec![1, 999_999])), [1]);
     }
 
     #[test]
@@ -877,6 +910,7 @@ mod tests {
             lexical_only in any::<bool>(),
             copies in prop_oneof![Just(0usize), 1usize..80],
             copies_near in any::<bool>(),
+            narrowed in any::<bool>(),
         ) {
             let vocabulary = ["deploy", "pipeline", "secret", "registry", "cache", "timeout", "retry", "invoice", "session", "token", "index", "query"];
             let now = Utc::now();
@@ -922,7 +956,20 @@ mod tests {
                 index.upsert(Doc::observation(id, attrs, &text, "", &[], &text, "", &[]));
                 index.set_vector(id, &copy_vector);
             }
-            let filters = Filters::default();
+            // Half the searches narrowed to every third memory (and a third
+            // of the copies), as a filter Postgres answers would.
+            let filters = Filters {
+                only: narrowed.then(|| {
+                    Arc::new(
+                        (1..=memories as u128)
+                            .chain(1_000_000..1_000_000 + copies as u128)
+                            .filter(|n| n % 3 == 0)
+                            .map(Uuid::from_u128)
+                            .collect(),
+                    )
+                }),
+                ..Filters::default()
+            };
             let q = Query {
                 project_id: Uuid::nil(),
                 text: &text,
@@ -936,6 +983,7 @@ mod tests {
                 lexical_weight: Some(weight),
             };
             let got: Vec<(Uuid, f64)> = index.search(&q).into_iter().map(|h| (h.id, h.score)).collect();
+            prop_assert!(got.iter().all(|(id, _)| filters.narrowed_to(id)), "a hit outside the narrowing");
             prop_assert_eq!(got, unpruned(&index, &q));
         }
     }

@@ -2,6 +2,8 @@
 //! the words to leave out), the query's vector, the filters, the clock,
 //! how to match, and how many hits.
 
+use std::{collections::HashSet, sync::Arc};
+
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
@@ -32,6 +34,18 @@ pub struct Filters {
     /// member (`viewer`) or when `sees_all`. The default sees the team's.
     pub viewer: Option<Uuid>,
     pub sees_all: bool,
+    /// The memories a caller narrowed the search to (a filter the engine
+    /// does not hold, answered by Postgres: every memory that passes it,
+    /// no window), or `None` for no such narrowing.
+    pub only: Option<Arc<HashSet<Uuid>>>,
+}
+
+impl Filters {
+    /// Whether the memory `id` is within [`Filters::only`].
+    #[inline]
+    pub fn narrowed_to(&self, id: &Uuid) -> bool {
+        self.only.as_ref().is_none_or(|only| only.contains(id))
+    }
 }
 
 #[derive(Clone, Debug)]

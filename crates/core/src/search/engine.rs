@@ -1,9 +1,12 @@
 //! A ranked search through the retrieval engine (`cairn_retrieval`): every
 //! memory of the project, by words, by meaning or both, with the filters
-//! the engine holds (type, session, dates, states, as-of). Searches that
-//! need more (concept, file, agent, platform, member, quoted phrases) or a project
-//! the index's memory bound refused are answered by the Postgres statement
-//! (`sql`), which is exact for them: their filters narrow the matches.
+//! the engine holds (type, session, dates, states, as-of). A search that
+//! needs more (concept, file, agent, platform, member, quoted phrases) is
+//! narrowed first by Postgres — every memory that passes those, no window —
+//! and the engine ranks what is left. Only a project the index's memory
+//! bound refused is answered by the Postgres statement alone (`sql`).
+
+use std::{collections::HashSet, sync::Arc};
 
 use chrono::Utc;
 
@@ -11,8 +14,9 @@ use super::{Cursor, Filters, SearchRequest, mode::Mode};
 use crate::error::{Error, Result};
 use crate::store::search::HitKey;
 
-/// Whether the engine can answer a search with these filters and text.
-pub fn serves(filters: &Filters, text: &str) -> bool {
+/// Whether the engine holds every filter of a search with these filters
+/// and text; when not, Postgres narrows it first ([`ranked`]'s `only`).
+pub fn holds(filters: &Filters, text: &str) -> bool {
     filters.concepts.is_empty()
         && filters.file.is_none()
         && filters.agent.is_none()
@@ -23,6 +27,9 @@ pub fn serves(filters: &Filters, text: &str) -> bool {
 
 /// The page's keys (`offset .. offset + limit`, plus one more when there is
 /// one) and the clock, or `None` when the engine cannot take the project.
+/// `only`: the memories Postgres narrowed the search to, when it has a
+/// filter the engine does not hold ([`holds`]).
+#[allow(clippy::too_many_arguments)]
 pub async fn ranked(
     state: &crate::engine::Engine,
     request: &SearchRequest,
@@ -31,6 +38,7 @@ pub async fn ranked(
     excluded: &str,
     cursor: Cursor,
     limit: i64,
+    only: Option<Arc<HashSet<uuid::Uuid>>>,
 ) -> Result<Option<Vec<HitKey>>> {
     let text = request.query.as_deref().unwrap_or_default();
     let vector = match (&state.embedder, mode) {
@@ -62,6 +70,7 @@ pub async fn ranked(
         until: f.until,
         viewer: f.viewer.member_id,
         sees_all: f.viewer.sees_all,
+        only,
     };
     let query = cairn_retrieval::Query {
         project_id: request.project_id,

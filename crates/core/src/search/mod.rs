@@ -21,6 +21,8 @@ use uuid::Uuid;
 pub use cursor::{Cursor, at_offset};
 pub use mode::Mode;
 
+use std::sync::Arc;
+
 use crate::{
     error::{Error, Result},
     store::observations::{ObservationRow, SummaryRow},
@@ -164,51 +166,65 @@ pub async fn search(state: &crate::engine::Engine, request: &SearchRequest) -> R
         (None, Order::Relevance) => Order::Newest,
         (_, order) => order,
     };
-    if let (Some(wanted), Order::Relevance) = (query, order)
-        && engine::serves(&request.filters, request.query.as_deref().unwrap_or_default())
-        && let Some(mut keys) = engine::ranked(
-            state,
-            request,
-            mode,
-            wanted,
-            exclude.unwrap_or_default(),
-            cursor,
-            limit,
-        )
-        .await?
-    {
-        let next_cursor = (keys.len() as i64 > limit).then(|| {
-            Cursor {
-                offset: cursor.offset + limit,
-                as_of: Some(keys[0].as_of),
+    let params = sql::Params {
+        project_id: request.project_id,
+        as_of: cursor.as_of,
+        query,
+        exclude,
+        filters: &request.filters,
+        summaries: request.include_summaries && request.filters.admits_summaries(),
+        fetch: limit + 1,
+        offset: cursor.offset,
+    };
+    if let (Some(wanted), Order::Relevance) = (query, order) {
+        let text = request.query.as_deref().unwrap_or_default();
+        // A filter the engine does not hold: Postgres narrows the search to
+        // every memory that passes it (a quoted phrase: that holds it), and
+        // the engine ranks those.
+        // With a phrase Postgres applies the words too, and the exclusions
+        // (a phrase left out is left out as a phrase, where the engine would
+        // leave out each of its words).
+        let phrased = text.contains('"');
+        let only = match engine::holds(&request.filters, text) {
+            true => None,
+            false => {
+                let narrowing = sql::Params {
+                    query: phrased.then_some(wanted),
+                    ..params
+                };
+                Some(Arc::new(sql::narrowed(&state.read_pool, &narrowing).await?))
             }
-            .encode()
-        });
-        keys.truncate(limit as usize);
-        return load_page(state, request.project_id, keys, next_cursor).await;
+        };
+        let excluded = match phrased {
+            true => "",
+            false => exclude.unwrap_or_default(),
+        };
+        if let Some(keys) =
+            engine::ranked(state, request, mode, wanted, excluded, cursor, limit, only).await?
+        {
+            return page_of(state, request.project_id, keys, cursor, limit).await;
+        }
     }
     if mode == Mode::Vector {
         return Err(Error::unprocessable(
             "invalid_field",
-            "`mode=vector` takes no concept, file, agent, platform or member filter nor a quoted phrase; \
-             use `mode=hybrid`",
+            "`mode=vector` ranks a query by meaning, and this search has no query or its project is \
+             past the search index's memory bound; use `mode=hybrid`",
         ));
     }
-    let mut keys = sql::hits(
-        &state.read_pool,
-        order,
-        &sql::Params {
-            project_id: request.project_id,
-            as_of: cursor.as_of,
-            query,
-            exclude,
-            filters: &request.filters,
-            summaries: request.include_summaries && request.filters.admits_summaries(),
-            fetch: limit + 1,
-            offset: cursor.offset,
-        },
-    )
-    .await?;
+    let keys = sql::hits(&state.read_pool, order, &params).await?;
+    page_of(state, request.project_id, keys, cursor, limit).await
+}
+
+/// The page of `keys` (`limit` of them, plus one more when there is a next
+/// page), with the cursor to the next.
+async fn page_of(
+    state: &crate::engine::Engine,
+    project_id: Uuid,
+    mut keys: Vec<sql::HitKey>,
+    cursor: Cursor,
+    limit: i64,
+) -> Result<Page> {
     let next_cursor = (keys.len() as i64 > limit).then(|| {
         Cursor {
             offset: cursor.offset + limit,
@@ -217,7 +233,7 @@ pub async fn search(state: &crate::engine::Engine, request: &SearchRequest) -> R
         .encode()
     });
     keys.truncate(limit as usize);
-    load_page(state, request.project_id, keys, next_cursor).await
+    load_page(state, project_id, keys, next_cursor).await
 }
 
 /// The rows of a page's keys, in order, from the read pool; a row deleted

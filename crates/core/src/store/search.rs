@@ -32,7 +32,7 @@
 //! | 18 | the viewer's member id (private memories are theirs to see), or NULL |
 //! | 19 | the viewer sees every memory (an admin) |
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use sqlx::{PgPool, prelude::FromRow};
@@ -355,6 +355,69 @@ pub fn statement(order: Order, shape: Shape) -> String {
     sql
 }
 
+/// Binds `$p` (`Params`) to the statement `$q` at the positions the
+/// module's table gives: one statement text for `hits` and `narrowed`.
+macro_rules! bind_params {
+    ($q:expr, $p:expr) => {{
+        let p: &Params<'_> = $p;
+        let f = p.filters;
+        $q.bind(p.project_id)
+            .bind(p.as_of)
+            .bind(p.query)
+            .bind(&f.kinds)
+            .bind(&f.concepts)
+            .bind(f.file.as_deref())
+            .bind(f.file.as_deref().map(suffix_pattern))
+            .bind(f.session_id)
+            .bind(f.agent.as_deref())
+            .bind(f.platform_source.as_deref())
+            .bind(f.since)
+            .bind(f.until)
+            .bind(p.summaries)
+            .bind(p.fetch)
+            .bind(p.offset)
+            .bind(p.exclude)
+            .bind(f.member_id)
+            .bind(f.viewer.member_id)
+            .bind(f.viewer.sees_all)
+    }};
+}
+
+/// The statement of [`narrowed`]: the ids of every observation (and
+/// summary, when the shape keeps them) its conditions keep, unordered and
+/// uncut.
+fn narrowing_statement(shape: Shape) -> String {
+    let mut sql = format!(
+        "SELECT o.id FROM observations o WHERE {}",
+        observation_conditions(shape, Project::Indexed)
+    );
+    if shape.summaries {
+        sql.push_str(&format!(
+            "\n UNION ALL SELECT su.id FROM summaries su WHERE {}",
+            common_conditions("su", shape, Project::Indexed)
+        ));
+    }
+    sql
+}
+
+/// Every memory of the project that passes `p`'s filters (and its words,
+/// when `p.query` is given: a quoted phrase is matched as a phrase), with
+/// no window of newest matches: the set the retrieval engine then ranks
+/// when a search has a filter the engine does not hold (concept, file,
+/// agent, platform, member, a phrase). `p.fetch` and `p.offset` are not
+/// used.
+#[tracing::instrument(skip(pool, p), fields(project_id = %p.project_id), err)]
+pub async fn narrowed(pool: &PgPool, p: &Params<'_>) -> sqlx::Result<HashSet<Uuid>> {
+    let shape = Shape::of(p);
+    let ids: Vec<Uuid> = bind_params!(
+        sqlx::query_scalar(sqlx::AssertSqlSafe(narrowing_statement(shape))).persistent(false),
+        p
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(ids.into_iter().collect())
+}
+
 /// `%/<file>` with `LIKE`'s own characters escaped: a path that ends in `/<file>`.
 pub fn suffix_pattern(file: &str) -> String {
     let mut pattern = String::from("%/");
@@ -369,7 +432,6 @@ pub fn suffix_pattern(file: &str) -> String {
 
 #[tracing::instrument(skip(pool, order, p), fields(project_id = %p.project_id), err)]
 pub async fn hits(pool: &PgPool, order: Order, p: &Params<'_>) -> sqlx::Result<Vec<HitKey>> {
-    let f = p.filters;
     let shape = Shape::of(p);
     // A search for words alone is kept prepared: since the rings of days and
     // weeks its generic plan runs as fast as one planned with the values
@@ -378,29 +440,12 @@ pub async fn hits(pool: &PgPool, order: Order, p: &Params<'_>) -> sqlx::Result<V
     // no worse. With filters it is planned with the values every time: a
     // generic plan there once fetched and sorted every match of a frequent
     // word (≈190 ms against ≈20 ms).
-    sqlx::query_as(sqlx::AssertSqlSafe(statement(order, shape)))
-        .persistent(shape.words_only())
-        .bind(p.project_id)
-        .bind(p.as_of)
-        .bind(p.query)
-        .bind(&f.kinds)
-        .bind(&f.concepts)
-        .bind(f.file.as_deref())
-        .bind(f.file.as_deref().map(suffix_pattern))
-        .bind(f.session_id)
-        .bind(f.agent.as_deref())
-        .bind(f.platform_source.as_deref())
-        .bind(f.since)
-        .bind(f.until)
-        .bind(p.summaries)
-        .bind(p.fetch)
-        .bind(p.offset)
-        .bind(p.exclude)
-        .bind(f.member_id)
-        .bind(f.viewer.member_id)
-        .bind(f.viewer.sees_all)
-        .fetch_all(pool)
-        .await
+    bind_params!(
+        sqlx::query_as(sqlx::AssertSqlSafe(statement(order, shape))).persistent(shape.words_only()),
+        p
+    )
+    .fetch_all(pool)
+    .await
 }
 
 /// The rows of these hits, by id.

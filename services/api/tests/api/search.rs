@@ -421,14 +421,14 @@ async fn each_filter_narrows_alone_and_in_combination() {
     );
     // File: the exact path, read or modified…
     assert_eq!(
-        found(&app, &format!("{q}&file=src/parser.rs")).await,
-        [feature_parser, bug_parser]
+        sorted(found(&app, &format!("{q}&file=src/parser.rs")).await),
+        sorted(vec![feature_parser, bug_parser])
     );
     assert_eq!(found(&app, &format!("{q}&file=src/lexer.rs")).await, [bug_lexer]);
     // …or a path ending in `/<file>`: `parser.rs` is not `my_parser.rs`.
     assert_eq!(
-        found(&app, &format!("{q}&file=parser.rs")).await,
-        [feature_parser, bug_parser]
+        sorted(found(&app, &format!("{q}&file=parser.rs")).await),
+        sorted(vec![feature_parser, bug_parser])
     );
     assert_eq!(found(&app, &format!("{q}&file=rs")).await, Vec::<Uuid>::new());
     assert_eq!(
@@ -442,8 +442,8 @@ async fn each_filter_narrows_alone_and_in_combination() {
         [bug_parser]
     );
     assert_eq!(
-        found(&app, &format!("{q}&agent=cursor")).await,
-        [bug_lexer, feature_parser]
+        sorted(found(&app, &format!("{q}&agent=cursor")).await),
+        sorted(vec![bug_lexer, feature_parser])
     );
     assert_eq!(
         found(&app, &format!("{q}&agent=windsurf")).await,
@@ -1234,6 +1234,91 @@ async fn every_match_is_ranked_however_many_newer_ones_there_are() {
     assert_eq!(found(&app, "query=gadget&limit=1").await, [old_title]);
     let all = found(&app, "query=gadget&orderBy=oldest&limit=1").await;
     assert_eq!(all, [old_title], "unranked orders see every match too");
+}
+
+#[tokio::test]
+async fn a_filter_the_engine_does_not_hold_narrows_and_every_match_is_still_ranked() {
+    // 250 newer routine notes on the same file, concept and agent, all with
+    // the query's common words, and a month-old root cause: a file, concept,
+    // agent or phrase filter (answered by Postgres) narrows the search, and
+    // the engine ranks every memory left, so the rare word puts the old one
+    // first. A window of the newest 200 matches would never rank it.
+    let app = spawn_app().await;
+    let at = base();
+    let cursor = session(&app, "cursor", None).await;
+    sqlx::query(
+        "INSERT INTO observations (id, team_id, project_id, session_id, generation_key, kind, title, narrative,
+             concepts, files_modified, provider, model, created_at, updated_at)
+         SELECT gen_random_uuid(), $1, $2, $3, 'test:routine:' || g, 'change', 'Deploy pipeline run ' || g,
+                'The deploy pipeline ran again.', '{how-it-works}', '{deploy/pipeline.yaml}',
+                'heuristic', 'none', $4 - g * interval '1 hour', $4 - g * interval '1 hour'
+         FROM generate_series(1, 250) g",
+    )
+    .bind(app.team_id)
+    .bind(app.project_id)
+    .bind(cursor)
+    .bind(at)
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    let root_cause = insert(
+        &app,
+        at,
+        Obs {
+            kind: "bugfix",
+            title: "Deploy pipeline failed",
+            narrative: "The deploy pipeline failed because the registry-creds secret had expired.",
+            concepts: vec!["how-it-works"],
+            files_modified: vec!["deploy/pipeline.yaml"],
+            session: Some(cursor),
+            hours_ago: 24 * 30,
+            ..Obs::default()
+        },
+    )
+    .await;
+    // The same rare word on another file: a file filter leaves it out.
+    let elsewhere = insert(
+        &app,
+        at,
+        Obs {
+            title: "Rotation script",
+            narrative: "scripts/rotate-registry.sh renews registry-creds.",
+            files_modified: vec!["scripts/rotate-registry.sh"],
+            ..Obs::default()
+        },
+    )
+    .await;
+    let q = "query=why%20did%20the%20deploy%20pipeline%20fail%20registry-creds&summaries=false&limit=5";
+    for filter in ["file=pipeline.yaml", "concept=how-it-works", "agent=cursor"] {
+        let hits = found(&app, &format!("{q}&{filter}")).await;
+        assert_eq!(hits.first(), Some(&root_cause), "{filter}: {hits:?}");
+        assert!(!hits.contains(&elsewhere), "{filter}: {hits:?}");
+    }
+    // A quoted phrase: every memory that holds it (or the other words) is
+    // ranked, not the newest 200; the two with the rare word come first.
+    let phrase = "query=%22deploy%20pipeline%22%20registry-creds&summaries=false&limit=5";
+    let hits = found(&app, phrase).await;
+    assert_eq!(
+        sorted(hits[..2].to_vec()),
+        sorted(vec![root_cause, elsewhere]),
+        "{hits:?}"
+    );
+    // Pages of a narrowed search walk every memory it was narrowed to, once.
+    let mut seen = std::collections::HashSet::new();
+    let mut next = Some(String::new());
+    while let Some(cursor) = next {
+        let body = search(
+            &app,
+            &format!("query=deploy&file=pipeline.yaml&summaries=false&limit=100{cursor}"),
+        )
+        .await;
+        for id in hit_ids(&body) {
+            assert!(seen.insert(id), "{id} twice");
+        }
+        next = body["nextCursor"].as_str().map(|c| format!("&cursor={c}"));
+    }
+    assert_eq!(seen.len(), 251);
+    assert!(seen.contains(&root_cause) && !seen.contains(&elsewhere));
 }
 
 #[tokio::test]
